@@ -1,0 +1,74 @@
+// lakerun's one error model.
+//
+// Every failure lakerun reports is an exception derived from lakerun::Error. Messages name what failed and where:
+// the file, row group, column, byte offset, rank, key or flag at fault, the bad value and what was expected.
+// Expected outcomes ("no checkpoint yet", "end of data") are return values (std::optional), never exceptions.
+//
+//   LAKERUN_CHECK(n > 0, "batch_size must be positive, got ", n);               // throws InvalidArgument
+//   LAKERUN_CHECK_AS(CorruptDataError, len <= left, path, ": page at offset ", off, " overruns the chunk");
+//   LAKERUN_THROW(IoError, "cannot open ", path, ": ", std::strerror(errno));
+//   LAKERUN_INTERNAL_ASSERT(queue_.empty());                                   // a lakerun bug, not user input
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace lakerun {
+
+/// Base of every exception lakerun throws.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// A file or socket operation failed (open, read, write, rename, connect).
+class IoError : public Error { using Error::Error; };
+/// Bytes on disk or on the wire do not follow the format they claim (truncated file, bad magic, corrupt Thrift...).
+class CorruptDataError : public Error { using Error::Error; };
+/// A caller passed a value outside the documented range.
+class InvalidArgument : public Error { using Error::Error; };
+/// The configuration (flags, environment, options) is inconsistent or incomplete.
+class ConfigError : public Error { using Error::Error; };
+/// A distributed operation failed: a peer died, a collective failed, the rendezvous broke.
+class DistError : public Error { using Error::Error; };
+/// A distributed wait ran past its deadline (a peer never arrived, a key never appeared).
+class CommTimeout : public DistError { using DistError::DistError; };
+/// The input uses a feature lakerun does not implement (an unknown codec, a Delta reader feature...).
+class NotImplemented : public Error { using Error::Error; };
+/// A lakerun invariant does not hold: a bug in lakerun, never the user's fault.
+class InternalError : public Error { using Error::Error; };
+
+namespace detail {
+template <typename... Args>
+std::string StrCat(Args&&... args) {
+  std::ostringstream out;
+  (out << ... << std::forward<Args>(args));
+  return out.str();
+}
+}  // namespace detail
+
+/// Concatenates anything streamable into one string: StrCat("row group ", 3, " of ", path).
+template <typename... Args>
+std::string StrCat(Args&&... args) {
+  return detail::StrCat(std::forward<Args>(args)...);
+}
+
+}  // namespace lakerun
+
+#define LAKERUN_THROW(ErrorType, ...) throw ::lakerun::ErrorType(::lakerun::StrCat(__VA_ARGS__))
+
+#define LAKERUN_CHECK_AS(ErrorType, cond, ...)    \
+  do {                                            \
+    if (!(cond)) LAKERUN_THROW(ErrorType, __VA_ARGS__); \
+  } while (false)
+
+#define LAKERUN_CHECK(cond, ...) LAKERUN_CHECK_AS(InvalidArgument, cond, __VA_ARGS__)
+
+#define LAKERUN_INTERNAL_ASSERT(cond, ...)                                                        \
+  do {                                                                                            \
+    if (!(cond))                                                                                  \
+      LAKERUN_THROW(InternalError, "internal error at ", __FILE__, ":", __LINE__, ": ", #cond, " " \
+                    __VA_OPT__(, ) __VA_ARGS__);                                                  \
+  } while (false)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — install every build, test and benchmark dependency from Debian's archive.
+# Idempotent: installs only what is missing and runs `apt-get update` only then. Uses sudo when not root.
+# Never runs `apt-get autoremove`.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+PKGS=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config clang
+  # libraries
+  libtorch-dev libgloo-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libpng-dev
+  libcurl4-openssl-dev libcli11-dev libcpp-httplib-dev
+  # optimized BLAS for libtorch (selected through Debian's alternatives)
+  libopenblas0-pthread
+  # data
+  dataset-fashion-mnist
+  # peers measured by the benchmarks and the interop tests
+  python3-torch python3-numpy
+  # launchers exercised by the tests
+  openmpi-bin libopenmpi-dev
+  # misc tools used by tests
+  procps psmisc
+)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
+missing=()
+for p in "${PKGS[@]}"; do installed "$p" || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "[setup] installing: ${missing[*]}" >&2
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "[setup] all system packages present" >&2
+fi

@@ -1,0 +1,15 @@
+// Where tests find the source tree, the build tree and the binaries built with them.
+#pragma once
+
+#include <string>
+
+namespace lakerun::testing {
+
+/// The repository root (LAKERUN_SOURCE_DIR, set by ctest).
+std::string SourceDir();
+/// The build directory (LAKERUN_BINARY_DIR, set by ctest).
+std::string BinaryDir();
+/// A program built in this tree, by target name; searched under BinaryDir().
+std::string BuiltProgram(const std::string& name);
+
+}  // namespace lakerun::testing

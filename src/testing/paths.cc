@@ -1,0 +1,41 @@
+#include "lakerun_testing/paths.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "lakerun/base/file_system.h"
+
+namespace lakerun::testing {
+namespace {
+std::string FromEnv(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || !*value) throw std::runtime_error(std::string(name) + " is not set; run tests via ctest");
+  return value;
+}
+
+std::string Search(const std::string& dir, const std::string& name, int depth) {
+  if (depth > 4) return "";
+  for (const auto& entry : LocalFileSystem().List(dir)) {
+    const std::string full = JoinPath(dir, entry.name);
+    if (!entry.is_directory && entry.name == name) return full;
+  }
+  for (const auto& entry : LocalFileSystem().List(dir)) {
+    if (entry.is_directory && entry.name != "CMakeFiles" && entry.name[0] != '.') {
+      std::string found = Search(JoinPath(dir, entry.name), name, depth + 1);
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
+}
+}  // namespace
+
+std::string SourceDir() { return FromEnv("LAKERUN_SOURCE_DIR"); }
+std::string BinaryDir() { return FromEnv("LAKERUN_BINARY_DIR"); }
+
+std::string BuiltProgram(const std::string& name) {
+  std::string found = Search(BinaryDir(), name, 0);
+  if (found.empty()) throw std::runtime_error("built program '" + name + "' not found under " + BinaryDir());
+  return found;
+}
+
+}  // namespace lakerun::testing
