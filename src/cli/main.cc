@@ -1,0 +1,99 @@
+// `lakerun`: dispatches to the registered sub-commands (src/cli/*_command.cc).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "cli/command.h"
+#include "lakerun/base/error.h"
+
+namespace lakerun::cli {
+
+std::vector<Command>& MutableCommands() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+bool RegisterCommand(Command command) {
+  MutableCommands().push_back(std::move(command));
+  return true;
+}
+
+const std::vector<Command>& Commands() { return MutableCommands(); }
+
+namespace {
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "lakerun: train deep-learning models at any scale, straight from lakehouse tables\n\n"
+               "usage: lakerun <command> [options]\n\ncommands:\n");
+  for (const auto& command : Commands()) {
+    std::fprintf(out, "  %-16s %s\n", command.name.c_str(), command.summary.c_str());
+  }
+  std::fprintf(out, "\n`lakerun <command> --help` describes a command's options.\n");
+}
+
+const Command* Find(int argc, char** argv, int* words) {
+  const Command* best = nullptr;
+  for (const auto& command : Commands()) {
+    const std::string one = argv[1];
+    const std::string two = argc > 2 ? one + " " + argv[2] : "";
+    if (!two.empty() && command.name == two) {
+      *words = 2;
+      return &command;
+    }
+    if (command.name == one) {
+      best = &command;
+      *words = 1;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+}  // namespace lakerun::cli
+
+int main(int argc, char** argv) {
+  using namespace lakerun::cli;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    PrintUsage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("lakerun %s\n", LAKERUN_VERSION);
+    return 0;
+  }
+  int words = 0;
+  const Command* command = Find(argc, argv, &words);
+  if (command == nullptr) {
+    // A group name alone ("lakerun table") lists its sub-commands.
+    bool any = false;
+    for (const auto& c : Commands()) {
+      if (c.name.rfind(std::string(argv[1]) + " ", 0) == 0) {
+        if (!any) std::fprintf(stderr, "usage: lakerun %s <sub-command>\n\n", argv[1]);
+        std::fprintf(stderr, "  %-16s %s\n", c.name.c_str(), c.summary.c_str());
+        any = true;
+      }
+    }
+    if (!any) {
+      std::fprintf(stderr, "lakerun: unknown command '%s'\n\n", argv[1]);
+      PrintUsage(stderr);
+    }
+    return 2;
+  }
+  // The command sees argv[0] = "lakerun <name>" followed by its own arguments.
+  std::string program = "lakerun " + command->name;
+  std::vector<char*> args;
+  args.push_back(program.data());
+  for (int i = 1 + words; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  try {
+    return command->run(static_cast<int>(args.size() - 1), args.data());
+  } catch (const lakerun::Error& e) {
+    std::fprintf(stderr, "lakerun: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lakerun: unexpected error: %s\n", e.what());
+    return 1;
+  }
+}
