@@ -34,3 +34,11 @@ if ((${#missing[@]})); then
 else
   echo "[setup] all system packages present" >&2
 fi
+# Independent Parquet implementations used as test oracles and benchmark peers (npm registry; lock file committed).
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [[ -f "$ROOT/tests/interop/package-lock.json" ]] && command -v npm >/dev/null; then
+  if [[ ! -d "$ROOT/tests/interop/node_modules" || "$ROOT/tests/interop/package-lock.json" -nt "$ROOT/tests/interop/node_modules" ]]; then
+    echo "[setup] npm ci in tests/interop" >&2
+    (cd "$ROOT/tests/interop" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules)
+  fi
+fi
