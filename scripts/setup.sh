@@ -34,6 +34,17 @@ if ((${#missing[@]})); then
 else
   echo "[setup] all system packages present" >&2
 fi
+# libtorch on Debian calls BLAS through the libblas.so.3 alternative; the reference BLAS is ~25% slower for the
+# example CNN than OpenBLAS (see docs/results-fashion-mnist.md). Select OpenBLAS explicitly (idempotent).
+for lib in libblas.so.3 liblapack.so.3; do
+  alt="${lib}-x86_64-linux-gnu"
+  want="/usr/lib/x86_64-linux-gnu/openblas-pthread/${lib}"
+  if [[ -e "$want" ]] && [[ "$(readlink -f "/etc/alternatives/$alt" 2>/dev/null)" != "$(readlink -f "$want")" ]]; then
+    $SUDO update-alternatives --set "$alt" "$want" >/dev/null
+    echo "[setup] $alt -> OpenBLAS" >&2
+  fi
+done
+
 # Independent Parquet implementations used as test oracles and benchmark peers (npm registry; lock file committed).
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ -f "$ROOT/tests/interop/package-lock.json" ]] && command -v npm >/dev/null; then

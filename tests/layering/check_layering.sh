@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Enforces the dependency direction of docs/design.md on the sources:
+#  - format, launch and track public headers, and format and track sources, never include torch/ATen/c10;
+#  - no public header includes Thrift, curl, httplib or nlohmann internals;
+#  - base includes nothing from other lakerun modules; a module never includes a module that depends on it.
+set -uo pipefail
+ROOT="${1:?usage: check_layering.sh REPO_ROOT}"
+cd "$ROOT"
+fail=0
+report() { echo "layering violation: $*"; fail=1; }
+
+torch_re='#include *[<"](torch/|ATen/|c10/|caffe2/)'
+for dir in include/lakerun/format include/lakerun/launch include/lakerun/track include/lakerun/base \
+           src/format src/base; do
+  [[ -d $dir ]] || continue
+  while IFS= read -r hit; do report "$hit (torch is not allowed here)"; done < <(grep -rnE "$torch_re" "$dir")
+done
+# track's torch-free core: everything under src/track except files of its optional torch library.
+if [[ -d src/track ]]; then
+  while IFS= read -r hit; do
+    case "$hit" in *torch*|*model*) ;; *) report "$hit (lakerun::track core must not include torch)";; esac
+  done < <(grep -rnE "$torch_re" src/track)
+fi
+while IFS= read -r hit; do report "$hit (third-party internals in a public header)"; done < <(
+  grep -rnE '#include *[<"](thrift/|curl/|httplib|nlohmann/|CLI/|gloo/)' include/ 2>/dev/null)
+# Module order: a module may include only modules before it in this list (train may include all but cli).
+order=(base format launch track dist data train cli)
+for i in "${!order[@]}"; do
+  mod=${order[$i]}
+  for j in "${!order[@]}"; do
+    ((j > i)) || continue
+    later=${order[$j]}
+    for dir in "include/lakerun/$mod" "src/$mod"; do
+      [[ -d $dir ]] || continue
+      while IFS= read -r hit; do report "$hit ($mod must not depend on $later)"; done < <(
+        grep -rnE "#include *\"lakerun/$later/" "$dir")
+    done
+  done
+done
+# Sideways edges that the order above does not forbid: launch, track and dist are independent of each other,
+# and data learns its rank as two integers instead of including dist.
+for pair in "launch:track" "track:launch" "dist:track" "dist:launch" "dist:format" "data:dist" "data:track" \
+            "launch:format" "track:format"; do
+  mod=${pair%%:*}; other=${pair##*:}
+  for dir in "include/lakerun/$mod" "src/$mod"; do
+    [[ -d $dir ]] || continue
+    while IFS= read -r hit; do report "$hit ($mod must not depend on $other)"; done < <(
+      grep -rnE "#include *\"lakerun/$other/" "$dir")
+  done
+done
+if ((fail)); then exit 1; fi
+echo "layering: ok"
