@@ -1,0 +1,84 @@
+// Joining a distributed job: find out where this process runs, rendezvous with its peers, create the process group.
+//
+//   lakerun::dist::Context& ctx = lakerun::dist::Init();          // reads the environment once
+//   if (ctx.rank() == 0) ...;  model->to(ctx.device());
+//
+// Init() detects the engine from the environment, in this order (docs/dist.md has every variable):
+//   1. lakerun's launcher (LAKERUN_LAUNCHER=1)   2. torchrun / plain env (RANK + WORLD_SIZE)
+//   3. Open MPI (OMPI_COMM_WORLD_*)              4. MPICH / Intel MPI (PMI_RANK + PMI_SIZE)
+//   5. a Slurm job step (SLURM_PROCID with SLURM_STEP_ID, not the batch step)
+//   6. nothing: a single process (world size 1, no store, no process group).
+// MPI comes before Slurm because `salloc mpirun` ranks inherit the MPI daemons' Slurm variables.
+//
+// Every wait is bounded by InitOptions::timeout: a peer that never arrives is a CommTimeout naming the missing ranks.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace lakerun::dist {
+
+/// Who started this process (decides where rank, world size and the rendezvous address come from).
+enum class Launcher { kNone, kLakerun, kTorchrun, kOpenMpi, kPmi, kSlurm };
+/// "none", "lakerun", "torchrun", "openmpi", "pmi", "slurm".
+const char* LauncherName(Launcher launcher);
+
+struct InitOptions {
+  /// Bounds connecting to the store, waiting for peers and every collective.
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  /// "auto" (NCCL when CUDA is available and compiled in, else Gloo), "gloo" or "nccl".
+  std::string backend = "auto";
+  /// Gloo's network device when GLOO_SOCKET_IFNAME is not set: an interface name ("eth0") or a local IP address.
+  /// Empty: the local address that routes to MASTER_ADDR.
+  std::string gloo_interface;
+  /// With a CUDA backend, make cuda:LOCAL_RANK the current device.
+  bool set_cuda_device = true;
+};
+
+/// One rank's membership of a job: its place in the job and the process group collectives run on.
+/// Created by Init(); collectives (collectives.h) and DistributedDataParallel (ddp.h) take it by reference.
+class Context {
+ public:
+  class Impl;
+  explicit Context(std::unique_ptr<Impl> impl);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  int rank() const;
+  int world_size() const;
+  /// Rank among the processes on this node, and their number.
+  int local_rank() const;
+  int local_world_size() const;
+  Launcher launcher() const;
+  /// "gloo", "nccl", or "none" at world size 1.
+  const std::string& backend() const;
+  /// Where this rank's tensors live: cuda:local_rank with NCCL, else cpu.
+  c10::Device device() const;
+  /// The timeout every collective of this context is bounded by.
+  std::chrono::milliseconds timeout() const;
+  /// The rendezvous endpoint ("host:port"); empty at world size 1.
+  const std::string& master_endpoint() const;
+
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Detects the environment, connects to the rendezvous store, checks that every peer arrived and creates the
+/// process group. Idempotent: a second call returns the same Context (its options are ignored).
+/// Throws ConfigError for inconsistent variables (naming the variable and value), CommTimeout when peers or the
+/// store do not show up within options.timeout, DistError when the process group cannot be created.
+Context& Init(const InitOptions& options = {});
+/// True once Init() succeeded and until Shutdown().
+bool IsInitialized();
+/// The context Init() created; throws DistError if Init() was not called.
+Context& CurrentContext();
+/// Destroys the global context (process group, store connection). Safe to call when not initialized.
+void Shutdown();
+
+}  // namespace lakerun::dist
