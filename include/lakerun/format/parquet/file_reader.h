@@ -1,0 +1,66 @@
+// Opening a Parquet file and decoding its column chunks.
+//
+//   auto file = lakerun::parquet::ParquetFile::Open(lakerun::LocalFileSystem(), "part-0.parquet");
+//   const auto& md = file->metadata();                 // schema, row groups, statistics, key-value metadata
+//   int col = *md.schema.FindColumn("features.list.element");
+//   ColumnData data = file->ReadColumnChunk(/*row_group=*/0, col);
+//   if (auto d = data.FixedListLength()) { /* data.values<float>() is [rows, *d] */ }
+//
+// ParquetFile is immutable after Open; ReadColumnChunk may be called from several threads at once. Every read goes
+// through lakerun::FileSystem. Errors on bad input are CorruptDataError (NotImplemented for unsupported features)
+// and name the file, row group, column and byte offset.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "lakerun/base/file_system.h"
+#include "lakerun/format/parquet/column_data.h"
+#include "lakerun/format/parquet/metadata.h"
+
+namespace lakerun::parquet {
+
+struct ReaderOptions {
+  /// Footers larger than this are rejected as corrupt (a real footer of a huge file is a few MB).
+  uint64_t max_footer_bytes = 256ull << 20;
+  /// Pages whose compressed or uncompressed size exceeds this are rejected (DuckDB writes ~100 MB pages).
+  uint64_t max_page_bytes = 1ull << 30;
+  /// Thrift nesting depth limit for footer and page headers.
+  int max_thrift_depth = 64;
+  /// Check page CRCs where the writer stored one.
+  bool verify_crc = false;
+};
+
+class ParquetFile {
+ public:
+  /// Reads and validates the footer. Throws IoError / CorruptDataError naming `path`.
+  static std::unique_ptr<ParquetFile> Open(FileSystem& fs, const std::string& path, const ReaderOptions& options = {});
+  /// Parses a whole file held in memory (tests, fuzzing). `name` is used in error messages.
+  static std::unique_ptr<ParquetFile> OpenBuffer(std::string bytes, const std::string& name = "<buffer>",
+                                                 const ReaderOptions& options = {});
+  ~ParquetFile();
+
+  const std::string& path() const { return path_; }
+  const FileMetaData& metadata() const { return metadata_; }
+  const Schema& schema() const { return metadata_.schema; }
+  int num_row_groups() const { return static_cast<int>(metadata_.row_groups.size()); }
+  int64_t num_rows() const { return metadata_.num_rows; }
+  uint64_t file_size() const { return file_size_; }
+
+  /// Decodes one column chunk completely: every page, levels and values. Thread-safe.
+  ColumnData ReadColumnChunk(int row_group, int column) const;
+
+  /// The raw bytes of a column chunk as stored (page headers included).
+  std::string ReadColumnChunkBytes(int row_group, int column) const;
+
+ private:
+  ParquetFile() = default;
+  std::string path_;
+  std::unique_ptr<RandomAccessFile> file_;
+  uint64_t file_size_ = 0;
+  FileMetaData metadata_;
+  ReaderOptions options_;
+};
+
+}  // namespace lakerun::parquet
