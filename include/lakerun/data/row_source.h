@@ -1,0 +1,102 @@
+// What the loader reads from: a table of N rows whose projected columns come in I/O units (row groups).
+//
+// Torch-free. A RowSource knows its row count and its units up front (footers only, no data), so every rank can plan
+// an epoch before any read. The loader reads whole units through ReadUnit (from several threads at once) and caches
+// them; implementations do no caching of their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lakerun::data {
+
+/// Element type of a column as the loader sees it.
+enum class ElementType { kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat32, kFloat64, kBinary };
+
+/// Bytes of one element; 0 for kBinary (variable-length values).
+size_t ElementSize(ElementType type);
+const char* ToString(ElementType type);
+
+/// A projected column. Each row holds prod(shape) elements of `type` (shape {} is a scalar), except kBinary columns,
+/// whose rows are variable-length byte strings (e.g. encoded images).
+struct ColumnInfo {
+  std::string name;
+  ElementType type = ElementType::kFloat32;
+  std::vector<int64_t> shape;
+
+  /// Elements per row (1 for scalars).
+  int64_t elements_per_row() const;
+  /// Bytes per row of fixed-width columns.
+  size_t row_bytes() const { return ElementSize(type) * static_cast<size_t>(elements_per_row()); }
+};
+
+/// One column of one unit, decoded. Fixed-width: `rows * row_bytes` contiguous bytes at `data`. kBinary: row i is
+/// bytes [offsets[i], offsets[i+1]) of `data`. `data` stays valid while `owner` lives (zero-copy views of decoder
+/// buffers are fine).
+struct ColumnChunk {
+  const uint8_t* data = nullptr;
+  size_t size_bytes = 0;
+  const int64_t* offsets = nullptr;  // kBinary only: rows + 1 entries
+  std::shared_ptr<const void> owner;
+};
+
+/// The projected columns of one unit, in RowSource::columns() order.
+struct UnitData {
+  uint64_t rows = 0;
+  std::vector<ColumnChunk> columns;
+  /// Memory held, for the loader's cache budget.
+  size_t bytes = 0;
+};
+
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+
+  /// Projected columns, in the order ReadUnit returns them.
+  virtual const std::vector<ColumnInfo>& columns() const = 0;
+  /// Rows, over all units (after pruning).
+  virtual uint64_t num_rows() const = 0;
+  /// Number of I/O units; unit i covers rows [unit_start(i), unit_start(i + 1)).
+  virtual size_t num_units() const = 0;
+  /// First row of unit i; unit_start(num_units()) == num_rows().
+  virtual uint64_t unit_start(size_t unit) const = 0;
+  /// Decodes unit i. Thread-safe. Throws a lakerun::Error naming the file (and row group, column) on bad data.
+  virtual std::shared_ptr<const UnitData> ReadUnit(size_t unit) const = 0;
+  /// Names unit i for messages, e.g. "part-0.parquet row group 3".
+  virtual std::string DescribeUnit(size_t unit) const = 0;
+};
+
+/// An in-memory RowSource, for tests and for data already in memory. Columns are given whole; `unit_rows` cuts the
+/// rows into units.
+class MemoryRowSource final : public RowSource {
+ public:
+  struct Column {
+    ColumnInfo info;
+    std::vector<uint8_t> bytes;     // fixed-width: rows * row_bytes; kBinary: concatenated values
+    std::vector<int64_t> offsets;   // kBinary only: rows + 1
+  };
+  /// Throws InvalidArgument when the columns disagree on the row count or unit_rows is 0.
+  MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows, std::string name = "memory");
+
+  const std::vector<ColumnInfo>& columns() const override { return infos_; }
+  uint64_t num_rows() const override { return rows_; }
+  size_t num_units() const override { return static_cast<size_t>((rows_ + unit_rows_ - 1) / unit_rows_); }
+  uint64_t unit_start(size_t unit) const override;
+  std::shared_ptr<const UnitData> ReadUnit(size_t unit) const override;
+  std::string DescribeUnit(size_t unit) const override;
+
+  /// Makes ReadUnit(unit) throw CorruptDataError (for tests of the error path).
+  void FailUnit(size_t unit) { failing_unit_ = static_cast<int64_t>(unit); }
+
+ private:
+  std::shared_ptr<const std::vector<Column>> data_;
+  std::vector<ColumnInfo> infos_;
+  uint64_t rows_ = 0;
+  uint64_t unit_rows_;
+  std::string name_;
+  int64_t failing_unit_ = -1;
+};
+
+}  // namespace lakerun::data
