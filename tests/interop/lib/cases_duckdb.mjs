@@ -63,9 +63,10 @@ function duckCase(name, sql, copyOptions, notes) {
   };
 }
 
-export function duckdbCases() {
+/// `n`: rows of the all-types files (tiny values give fuzz seeds); `extra`: also the dictionary and big-page files.
+export function duckdbCases(n = 3000, extra = true) {
   const cases = [];
-  const all = ALL_TYPES_SQL.replace('__N__', '3000');
+  const all = ALL_TYPES_SQL.replace('__N__', String(n));
   for (const version of ['V1', 'V2']) {
     for (const codec of ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4_raw', 'brotli']) {
       cases.push(duckCase(`duckdb_all_${version.toLowerCase()}_${codec}`, all,
@@ -76,6 +77,7 @@ export function duckdbCases() {
                         `PARQUET_VERSION ${version}, COMPRESSION snappy, DICTIONARY_SIZE_LIMIT 1,
                          STRING_DICTIONARY_PAGE_SIZE_LIMIT 1`));
   }
+  if (!extra) return cases;
   // Dictionary strings over several row groups (DuckDB switches to PLAIN once a dictionary grows too large).
   cases.push(duckCase('duckdb_dict_strings', `SELECT 'cat_' || (i % 1000)::VARCHAR AS cat,
       'user_' || (i * 7919 % 100000)::VARCHAR AS hi_card, (i % 1000)::BIGINT AS label FROM range(60000) t(i)`,

@@ -28,8 +28,8 @@ function columns(n, encodings) {
   return cols;
 }
 
-export function hyparquetCases() {
-  const mk = (name, n, opts, encodings) => ({
+export function hyparquetCases(scale = 1) {
+  const mk = (name, n0, opts, encodings, n = Math.max(1, Math.round(n0 * scale))) => ({
     name, writer: 'hyparquet-writer', dumpWith: 'hyparquet', crossCheck: ['duckdb', 'wasm'],
     write: path => parquetWriteFile({ filename: path, columnData: columns(n, encodings), ...opts }),
   });

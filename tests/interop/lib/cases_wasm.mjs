@@ -88,10 +88,10 @@ export function writeWasm(path, table, { version = 2, codec = 'SNAPPY', encoding
   writeFileSync(path, bytes);
 }
 
-export function wasmCases() {
+export function wasmCases(n = 4000) {
   const cases = [];
   let table = null;
-  const t = () => (table ??= buildTable(4000));
+  const t = () => (table ??= buildTable(n));
   const mk = (name, opts, crossCheck = ['duckdb', 'hyparquet'], notes = '') => ({
     name, writer: 'parquet-rs', dumpWith: 'wasm', crossCheck, notes, write: path => writeWasm(path, t(), opts),
   });
