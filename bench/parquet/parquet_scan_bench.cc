@@ -35,52 +35,49 @@ struct Fold {
   uint64_t decoded_bytes = 0;
 };
 
+/// Sums n values with 8 independent accumulators, so the fold runs at memory speed instead of one add's latency per
+/// value (the compiler vectorises it); the checksum only has to agree with DuckDB's to ~1e-6.
+template <typename T, typename Acc>
+Acc Sum(const T* v, int64_t n) {
+  Acc acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) acc[k] += static_cast<Acc>(v[i + k]);
+  }
+  for (; i < n; ++i) acc[0] += static_cast<Acc>(v[i]);
+  Acc total = 0;
+  for (Acc a : acc) total += a;
+  return total;
+}
+
 /// Touches every decoded value of a chunk (the work DuckDB's sum()/strlen()/list_sum() does).
 Fold FoldChunk(const ColumnData& d) {
   Fold f;
   const int64_t n = d.num_values();
+  const auto un = static_cast<uint64_t>(n);
   switch (d.type()) {
-    case PhysicalType::kBoolean: {
-      const uint8_t* v = d.values<uint8_t>();
-      int64_t s = 0;
-      for (int64_t i = 0; i < n; ++i) s += v[i];
-      f.checksum = static_cast<double>(s);
-      f.decoded_bytes = static_cast<uint64_t>(n);
+    case PhysicalType::kBoolean:
+      f.checksum = static_cast<double>(Sum<uint8_t, int64_t>(d.values<uint8_t>(), n));
+      f.decoded_bytes = un;
       break;
-    }
-    case PhysicalType::kInt32: {
-      const int32_t* v = d.values<int32_t>();
-      int64_t s = 0;
-      for (int64_t i = 0; i < n; ++i) s += v[i];
-      f.checksum = static_cast<double>(s);
-      f.decoded_bytes = static_cast<uint64_t>(n) * 4;
+    case PhysicalType::kInt32:
+      f.checksum = static_cast<double>(Sum<int32_t, int64_t>(d.values<int32_t>(), n));
+      f.decoded_bytes = un * 4;
       break;
-    }
-    case PhysicalType::kInt64: {
-      const int64_t* v = d.values<int64_t>();
-      int64_t s = 0;
-      for (int64_t i = 0; i < n; ++i) s += v[i];
-      f.checksum = static_cast<double>(s);
-      f.decoded_bytes = static_cast<uint64_t>(n) * 8;
+    case PhysicalType::kInt64:
+      f.checksum = static_cast<double>(Sum<int64_t, int64_t>(d.values<int64_t>(), n));
+      f.decoded_bytes = un * 8;
       break;
-    }
-    case PhysicalType::kFloat: {
-      const float* v = d.values<float>();
-      double s = 0;
-      for (int64_t i = 0; i < n; ++i) s += v[i];
-      f.checksum = s;
-      f.decoded_bytes = static_cast<uint64_t>(n) * 4;
+    case PhysicalType::kFloat:
+      f.checksum = Sum<float, double>(d.values<float>(), n);
+      f.decoded_bytes = un * 4;
       break;
-    }
-    case PhysicalType::kDouble: {
-      const double* v = d.values<double>();
-      double s = 0;
-      for (int64_t i = 0; i < n; ++i) s += v[i];
-      f.checksum = s;
-      f.decoded_bytes = static_cast<uint64_t>(n) * 8;
+    case PhysicalType::kDouble:
+      f.checksum = Sum<double, double>(d.values<double>(), n);
+      f.decoded_bytes = un * 8;
       break;
-    }
     case PhysicalType::kByteArray: {
+      // Per-value lengths, as strlen()/octet_length() look at every string.
       const auto& off = d.offsets();
       int64_t s = 0;
       for (int64_t i = 0; i < n; ++i) s += off[static_cast<size_t>(i) + 1] - off[static_cast<size_t>(i)];
@@ -89,11 +86,10 @@ Fold FoldChunk(const ColumnData& d) {
       break;
     }
     case PhysicalType::kInt96:
-    case PhysicalType::kFixedLenByteArray: {
+    case PhysicalType::kFixedLenByteArray:
       f.checksum = static_cast<double>(n) * d.value_width();
-      f.decoded_bytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(d.value_width());
+      f.decoded_bytes = un * static_cast<uint64_t>(d.value_width());
       break;
-    }
   }
   return f;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// bench/parquet/run_bench.mjs [--bin PATH] [--dir DIR] [--reps N] [--threads 1,2] [--only SUBSTR]
+// bench/parquet/run_bench.mjs [--bin PATH] [--dir DIR] [--reps N] [--threads 1,2] [--only SUBSTR[,SUBSTR...]]
 //
 // Parquet scan throughput, lakerun vs DuckDB, on the same files in one run:
 //   1. writes the benchmark files (once; kept in DIR): DuckDB writes the table shapes of reference data.md §6
@@ -72,7 +72,7 @@ if (!existsSync(join(dir, 'lakerun_dense_plain_snappy.parquet')) || !existsSync(
   execFileSync(bin, ['write', dir], { stdio: 'inherit', timeout: 600000 });
 }
 files.push(join(dir, 'lakerun_dense_plain_snappy.parquet'), join(dir, 'lakerun_dense_v2_bss_zstd.parquet'));
-const selected = files.filter(f => f.includes(only));
+const selected = files.filter(f => only.split(',').some(o => f.split('/').at(-1).includes(o)));
 
 async function duckQuery(path) {
   const desc = (await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path}')`)).getRowObjectsJS();
