@@ -1,0 +1,299 @@
+#include "format/parquet/column_chunk_reader.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "format/parquet/codec.h"
+#include "format/parquet/metadata_thrift.h"
+#include "format/parquet/rle_decoder.h"
+#include "format/parquet/value_decoders.h"
+
+namespace lakerun::parquet {
+namespace {
+
+// Decodes `n` levels of `max_level` into out. v1 RLE levels carry a 4-byte length prefix; v2 levels are the whole
+// `size` bytes. Returns the bytes consumed.
+size_t DecodeLevels(int32_t encoding, const uint8_t* data, size_t size, bool length_prefixed, int16_t max_level,
+                    int64_t n, int16_t* out, const DecodeContext& ctx, const char* which) {
+  const int bw = BitWidthFor(static_cast<uint64_t>(max_level));
+  size_t consumed = 0;
+  if (encoding == static_cast<int32_t>(Encoding::kRle)) {
+    size_t len = size;
+    const uint8_t* p = data;
+    if (length_prefixed) {
+      if (size < 4) ctx.Fail(StrCat(which, " levels: missing 4-byte length"));
+      uint32_t l;
+      std::memcpy(&l, data, 4);
+      if (l > size - 4) ctx.Fail(StrCat(which, " levels: length ", l, " overruns the page (", size - 4, " bytes)"));
+      len = l;
+      p += 4;
+      consumed = 4 + len;
+    } else {
+      consumed = size;
+    }
+    RleDecoder dec(p, len, bw, &ctx);
+    dec.Decode<int16_t>(out, n);
+  } else if (encoding == static_cast<int32_t>(Encoding::kBitPacked)) {
+    // Deprecated BIT_PACKED: most significant bit first, no length prefix.
+    const uint64_t bytes = (static_cast<uint64_t>(n) * bw + 7) / 8;
+    if (bytes > size) ctx.Fail(StrCat(which, " levels: BIT_PACKED needs ", bytes, " bytes, page has ", size));
+    for (int64_t i = 0; i < n; ++i) {
+      int v = 0;
+      for (int b = 0; b < bw; ++b) {
+        const uint64_t bit = static_cast<uint64_t>(i) * bw + b;
+        v = (v << 1) | ((data[bit >> 3] >> (7 - (bit & 7))) & 1);
+      }
+      out[i] = static_cast<int16_t>(v);
+    }
+    consumed = static_cast<size_t>(bytes);
+  } else {
+    ctx.Fail(StrCat(which, " levels use unsupported encoding ", ToString(static_cast<Encoding>(encoding))));
+  }
+  int16_t max_seen = 0;
+  for (int64_t i = 0; i < n; ++i) max_seen = std::max(max_seen, out[i]);
+  if (max_seen > max_level) {
+    ctx.Fail(StrCat(which, " level ", max_seen, " exceeds the column's maximum ", max_level));
+  }
+  return consumed;
+}
+
+int64_t CountDefined(const int16_t* levels, int64_t n, int16_t max_level) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += levels[i] == max_level;
+  return count;
+}
+
+class ChunkDecoder {
+ public:
+  ChunkDecoder(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx)
+      : chunk_(chunk), base_(chunk_offset), spec_(spec), ctx_(std::move(ctx)), out_(spec.type, spec.type_length) {
+    dictionary_.set_type(spec.type, spec.type_length);
+    const int width = FixedWidth(spec.type, spec.type_length);
+    if (width > 0 && spec.num_values > 0 && spec.max_rep_level == 0) {
+      // Exact for required columns; an upper bound otherwise.
+      const uint64_t want = static_cast<uint64_t>(spec.num_values) * static_cast<uint64_t>(width);
+      if (want <= (uint64_t{1} << 34) && want <= chunk.size() * 64 + 4096) out_.mutable_value_buffer().Reserve(want);
+    }
+    if (spec.max_def_level > 0) out_.set_def_levels({}, spec.max_def_level);
+    if (spec.max_rep_level > 0) out_.set_rep_levels({}, spec.max_rep_level);
+  }
+
+  ColumnData Run() {
+    size_t pos = 0;
+    while (pos < chunk_.size() && (spec_.num_values < 0 || slots_ < spec_.num_values)) {
+      ctx_.page_offset = base_ + pos;
+      size_t header_size = 0;
+      PageHeader h = ParsePageHeader(chunk_.substr(pos), ctx_.Describe() + ": page header", base_ + pos,
+                                     spec_.max_thrift_depth, &header_size);
+      pos += header_size;
+      if (static_cast<uint64_t>(h.compressed_page_size) > chunk_.size() - pos) {
+        ctx_.Fail(StrCat("page of ", h.compressed_page_size, " bytes overruns the column chunk (",
+                         chunk_.size() - pos, " bytes left)"));
+      }
+      if (static_cast<uint64_t>(h.uncompressed_page_size) > spec_.max_page_bytes ||
+          static_cast<uint64_t>(h.compressed_page_size) > spec_.max_page_bytes) {
+        ctx_.Fail(StrCat("page size ", h.uncompressed_page_size, " exceeds the limit of ", spec_.max_page_bytes));
+      }
+      std::string_view body = chunk_.substr(pos, static_cast<size_t>(h.compressed_page_size));
+      pos += body.size();
+      if (spec_.verify_crc && h.crc) {
+        uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
+                                                   static_cast<uInt>(body.size())));
+        if (crc != static_cast<uint32_t>(*h.crc)) ctx_.Fail("page CRC mismatch");
+      }
+      switch (static_cast<PageType>(h.type)) {
+        case PageType::kDictionaryPage: ReadDictionaryPage(h, body); break;
+        case PageType::kDataPage: ReadDataPageV1(h, body); break;
+        case PageType::kDataPageV2: ReadDataPageV2(h, body); break;
+        default: break;  // index pages and page types newer than this reader are skipped
+      }
+    }
+    if (spec_.num_values >= 0 && slots_ != spec_.num_values) {
+      ctx_.page_offset = base_ + pos;
+      ctx_.Fail(StrCat("column chunk holds ", slots_, " values in its pages, its metadata says ", spec_.num_values));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // Decompresses `input` into scratch_ (or returns it as is when uncompressed).
+  std::string_view Decompressed(std::string_view input, size_t size, bool compressed) {
+    if (!compressed || spec_.codec == Codec::kUncompressed) {
+      if (input.size() != size) {
+        ctx_.Fail(StrCat("uncompressed page body has ", input.size(), " bytes, the header says ", size));
+      }
+      return input;
+    }
+    scratch_.Resize(size);
+    Decompress(spec_.codec, input, scratch_.data(), size, ctx_.Describe());
+    return std::string_view(reinterpret_cast<const char*>(scratch_.data()), size);
+  }
+
+  void ReadDictionaryPage(const PageHeader& h, std::string_view body) {
+    if (!h.has_data_header) ctx_.Fail("dictionary page without its dictionary_page_header");
+    if (have_dictionary_) ctx_.Fail("a second dictionary page in one column chunk");
+    if (slots_ > 0) ctx_.Fail("dictionary page after data pages");
+    if (h.encoding != static_cast<int32_t>(Encoding::kPlain) &&
+        h.encoding != static_cast<int32_t>(Encoding::kPlainDictionary)) {
+      ctx_.Fail(StrCat("dictionary page encoding ", ToString(static_cast<Encoding>(h.encoding)),
+                       " (expected PLAIN)"));
+    }
+    if (h.num_values < 0) ctx_.Fail(StrCat("dictionary page with ", h.num_values, " values"));
+    std::string_view data = Decompressed(body, static_cast<size_t>(h.uncompressed_page_size), true);
+    DecodePlain(reinterpret_cast<const uint8_t*>(data.data()), data.size(), h.num_values, &dictionary_, ctx_);
+    have_dictionary_ = true;
+  }
+
+  void CheckPageCount(int64_t n) {
+    if (n < 0) ctx_.Fail(StrCat("data page with ", n, " values"));
+    if (spec_.num_values >= 0 && n > spec_.num_values - slots_) {
+      ctx_.Fail(StrCat("data page of ", n, " values overruns the chunk's ", spec_.num_values, " values (",
+                       slots_, " read)"));
+    }
+  }
+
+  // Reads levels for `n` slots from `data`; returns the number of non-null values; advances *pos.
+  int64_t ReadLevels(const PageHeader& h, const uint8_t* data, size_t size, size_t* pos, int64_t n, bool v2) {
+    int64_t values = n;
+    if (spec_.max_rep_level > 0) {
+      auto& rep = out_.mutable_rep_levels();
+      const size_t base = rep.size();
+      rep.resize(base + static_cast<size_t>(n));
+      size_t len = v2 ? static_cast<size_t>(h.repetition_levels_byte_length) : size - *pos;
+      *pos += DecodeLevels(v2 ? static_cast<int32_t>(Encoding::kRle) : h.repetition_level_encoding, data + *pos, len,
+                           !v2, spec_.max_rep_level, n, rep.data() + base, ctx_, "repetition");
+      if (n > 0 && slots_ == 0 && base == 0 && rep[0] != 0) ctx_.Fail("first repetition level of the chunk is not 0");
+    }
+    if (spec_.max_def_level > 0) {
+      auto& def = out_.mutable_def_levels();
+      const size_t base = def.size();
+      def.resize(base + static_cast<size_t>(n));
+      size_t len = v2 ? static_cast<size_t>(h.definition_levels_byte_length) : size - *pos;
+      *pos += DecodeLevels(v2 ? static_cast<int32_t>(Encoding::kRle) : h.definition_level_encoding, data + *pos, len,
+                           !v2, spec_.max_def_level, n, def.data() + base, ctx_, "definition");
+      values = CountDefined(def.data() + base, n, spec_.max_def_level);
+    }
+    return values;
+  }
+
+  void DecodeValues(int32_t encoding, const uint8_t* data, size_t size, int64_t n) {
+    const int64_t before = out_.num_values();
+    switch (static_cast<Encoding>(encoding)) {
+      case Encoding::kPlain: DecodePlain(data, size, n, &out_, ctx_); break;
+      case Encoding::kPlainDictionary:
+      case Encoding::kRleDictionary:
+        if (!have_dictionary_) ctx_.Fail("dictionary-encoded page without a dictionary page");
+        DecodeDictionaryIndices(data, size, n, dictionary_, &out_, ctx_);
+        break;
+      case Encoding::kRle:
+        if (spec_.type != PhysicalType::kBoolean) ctx_.Fail("RLE value encoding is only valid for BOOLEAN");
+        DecodeRleBooleans(data, size, n, &out_, ctx_);
+        break;
+      case Encoding::kDeltaBinaryPacked: DecodeDeltaBinaryPacked(data, size, n, &out_, ctx_); break;
+      case Encoding::kDeltaLengthByteArray: DecodeDeltaLengthByteArray(data, size, n, &out_, ctx_); break;
+      case Encoding::kDeltaByteArray: DecodeDeltaByteArray(data, size, n, &out_, ctx_); break;
+      case Encoding::kByteStreamSplit: DecodeByteStreamSplit(data, size, n, &out_, ctx_); break;
+      default:
+        LAKERUN_THROW(NotImplemented, ctx_.Describe(), ": value encoding ", ToString(static_cast<Encoding>(encoding)),
+                      " is not supported");
+    }
+    if (out_.num_values() - before != n) ctx_.Fail("decoder produced a wrong number of values");
+  }
+
+  // Required, flat, fixed-width PLAIN pages decompress straight into the output buffer.
+  bool TryDirectPlain(int32_t encoding, std::string_view input, size_t size, bool compressed, int64_t n) {
+    const int width = FixedWidth(spec_.type, spec_.type_length);
+    if (spec_.max_def_level != 0 || spec_.max_rep_level != 0 || encoding != static_cast<int32_t>(Encoding::kPlain) ||
+        spec_.type == PhysicalType::kBoolean || spec_.type == PhysicalType::kByteArray || width <= 0 ||
+        static_cast<uint64_t>(n) * static_cast<uint64_t>(width) != size) {
+      return false;
+    }
+    Buffer& buf = out_.mutable_value_buffer();
+    const size_t base = buf.size();
+    buf.Resize(base + size);
+    if (!compressed || spec_.codec == Codec::kUncompressed) {
+      if (input.size() != size) ctx_.Fail(StrCat("page body has ", input.size(), " bytes, the header says ", size));
+      std::memcpy(buf.data() + base, input.data(), size);
+    } else {
+      try {
+        Decompress(spec_.codec, input, buf.data() + base, size, ctx_.Describe());
+      } catch (...) {
+        buf.Resize(base);
+        throw;
+      }
+    }
+    out_.set_num_values(out_.num_values() + n);
+    return true;
+  }
+
+  void ReadDataPageV1(const PageHeader& h, std::string_view body) {
+    if (!h.has_data_header) ctx_.Fail("data page without its data_page_header");
+    const int64_t n = h.num_values;
+    CheckPageCount(n);
+    if (TryDirectPlain(h.encoding, body, static_cast<size_t>(h.uncompressed_page_size), true, n)) {
+      slots_ += n;
+      return;
+    }
+    std::string_view page = Decompressed(body, static_cast<size_t>(h.uncompressed_page_size), true);
+    const auto* data = reinterpret_cast<const uint8_t*>(page.data());
+    size_t pos = 0;
+    const int64_t values = ReadLevels(h, data, page.size(), &pos, n, false);
+    DecodeValues(h.encoding, data + pos, page.size() - pos, values);
+    slots_ += n;
+  }
+
+  void ReadDataPageV2(const PageHeader& h, std::string_view body) {
+    if (!h.has_data_header) ctx_.Fail("data page v2 without its data_page_header_v2");
+    const int64_t n = h.num_values;
+    CheckPageCount(n);
+    if (h.repetition_levels_byte_length < 0 || h.definition_levels_byte_length < 0 ||
+        static_cast<uint64_t>(h.repetition_levels_byte_length) + h.definition_levels_byte_length > body.size()) {
+      ctx_.Fail(StrCat("level lengths ", h.repetition_levels_byte_length, " + ", h.definition_levels_byte_length,
+                       " exceed the page's ", body.size(), " bytes"));
+    }
+    const size_t levels_size =
+        static_cast<size_t>(h.repetition_levels_byte_length) + static_cast<size_t>(h.definition_levels_byte_length);
+    if (static_cast<uint64_t>(h.uncompressed_page_size) < levels_size) {
+      ctx_.Fail(StrCat("uncompressed page size ", h.uncompressed_page_size, " is smaller than its levels (",
+                       levels_size, " bytes)"));
+    }
+    const auto* raw = reinterpret_cast<const uint8_t*>(body.data());
+    if (spec_.max_rep_level == 0 && h.repetition_levels_byte_length != 0) {
+      ctx_.Fail("repetition levels in a column without repetition");
+    }
+    size_t pos = 0;
+    const int64_t values = ReadLevels(h, raw, levels_size, &pos, n, true);
+    if (spec_.max_def_level > 0 && h.num_nulls >= 0 && values != n - h.num_nulls && spec_.max_rep_level == 0) {
+      ctx_.Fail(StrCat("page v2 says ", h.num_nulls, " nulls, its definition levels say ", n - values));
+    }
+    std::string_view rest = body.substr(levels_size);
+    const size_t values_size = static_cast<size_t>(h.uncompressed_page_size) - levels_size;
+    if (!TryDirectPlain(h.encoding, rest, values_size, h.is_compressed, values)) {
+      std::string_view data = Decompressed(rest, values_size, h.is_compressed);
+      DecodeValues(h.encoding, reinterpret_cast<const uint8_t*>(data.data()), data.size(), values);
+    }
+    slots_ += n;
+  }
+
+  std::string_view chunk_;
+  uint64_t base_;
+  const ChunkSpec& spec_;
+  DecodeContext ctx_;
+  ColumnData out_;
+  ColumnData dictionary_;
+  bool have_dictionary_ = false;
+  int64_t slots_ = 0;
+  Buffer scratch_;
+};
+
+}  // namespace
+
+ColumnData DecodeColumnChunkBytes(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec,
+                                  DecodeContext ctx) {
+  return ChunkDecoder(chunk, chunk_offset, spec, std::move(ctx)).Run();
+}
+
+}  // namespace lakerun::parquet

@@ -1,0 +1,31 @@
+// Encoding one column chunk: pages cut on row boundaries, optional dictionary with fallback, levels, compression.
+#pragma once
+
+#include <optional>
+
+#include "lakerun/base/file_system.h"
+#include "lakerun/format/parquet/column_data.h"
+#include "lakerun/format/parquet/metadata.h"
+
+namespace lakerun::parquet {
+
+struct ColumnWriteOptions {
+  Codec codec = Codec::kSnappy;
+  int compression_level = 0;
+  int page_version = 1;
+  int64_t page_bytes = 1 << 20;
+  bool dictionary = true;
+  int64_t dictionary_page_bytes = 1 << 20;
+  std::optional<Encoding> encoding;  ///< value encoding (after the dictionary, or instead of it when set)
+  bool statistics = true;
+};
+
+/// Checks that `data` fits `column` (type, levels, counts) and returns the number of rows it holds. Throws
+/// InvalidArgument naming the column.
+int64_t ValidateColumnData(const ColumnDescriptor& column, const ColumnData& data);
+
+/// Encodes `data` as one column chunk appended to `file` and returns its metadata.
+ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& column, const ColumnData& data,
+                                 const ColumnWriteOptions& options);
+
+}  // namespace lakerun::parquet

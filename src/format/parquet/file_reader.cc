@@ -1,0 +1,154 @@
+#include "lakerun/format/parquet/file_reader.h"
+
+#include <cstring>
+
+#include "format/parquet/column_chunk_reader.h"
+#include "format/parquet/metadata_thrift.h"
+#include "lakerun/base/error.h"
+
+namespace lakerun::parquet {
+namespace {
+
+constexpr char kMagic[] = "PAR1";
+
+class StringFile final : public RandomAccessFile {
+ public:
+  StringFile(std::string name, std::string bytes) : RandomAccessFile(std::move(name)), bytes_(std::move(bytes)) {}
+  uint64_t Size() const override { return bytes_.size(); }
+  void ReadAt(uint64_t offset, size_t n, void* out) const override {
+    if (offset > bytes_.size() || n > bytes_.size() - offset) {
+      LAKERUN_THROW(CorruptDataError, path(), ": read of ", n, " bytes at offset ", offset,
+                    " goes past the end of the file (", bytes_.size(), " bytes)");
+    }
+    if (n) std::memcpy(out, bytes_.data() + offset, n);
+  }
+
+ private:
+  std::string bytes_;
+};
+
+}  // namespace
+
+ParquetFile::~ParquetFile() = default;
+
+std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string& path, const ReaderOptions& options) {
+  std::unique_ptr<ParquetFile> f(new ParquetFile());
+  f->path_ = path;
+  f->options_ = options;
+  f->file_ = fs.OpenForRead(path);
+  f->file_size_ = f->file_->Size();
+  const uint64_t size = f->file_size_;
+  if (size < 12) {
+    LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: ", size, " bytes is shorter than the 12-byte minimum");
+  }
+  char head[4], tail[8];
+  f->file_->ReadAt(0, 4, head);
+  f->file_->ReadAt(size - 8, 8, tail);
+  if (std::memcmp(tail + 4, kMagic, 4) != 0) {
+    LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: no PAR1 magic at offset ", size - 4,
+                  " (the file may be truncated)");
+  }
+  if (std::memcmp(head, kMagic, 4) != 0) {
+    LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: no PAR1 magic at offset 0");
+  }
+  uint32_t footer_len;
+  std::memcpy(&footer_len, tail, 4);
+  if (footer_len > size - 12 || footer_len > options.max_footer_bytes) {
+    LAKERUN_THROW(CorruptDataError, path, ": footer length ", footer_len, " at offset ", size - 8,
+                  " is impossible for a file of ", size, " bytes");
+  }
+  const uint64_t footer_offset = size - 8 - footer_len;
+  std::string footer = f->file_->ReadAt(footer_offset, footer_len);
+  f->metadata_ = ParseFileMetaData(footer, path, footer_offset, options.max_thrift_depth);
+  f->metadata_.footer_length = footer_len;
+  return f;
+}
+
+std::unique_ptr<ParquetFile> ParquetFile::OpenBuffer(std::string bytes, const std::string& name,
+                                                     const ReaderOptions& options) {
+  class OneFileSystem final : public FileSystem {
+   public:
+    OneFileSystem(std::string name, std::string bytes) : name_(std::move(name)), bytes_(std::move(bytes)) {}
+    std::unique_ptr<RandomAccessFile> OpenForRead(const std::string&) override {
+      return std::make_unique<StringFile>(name_, std::move(bytes_));
+    }
+    std::unique_ptr<WritableFile> OpenForWrite(const std::string&) override { return nullptr; }
+    std::unique_ptr<WritableFile> OpenForAppend(const std::string&) override { return nullptr; }
+    bool CreateExclusive(const std::string&, std::string_view) override { return false; }
+    bool Exists(const std::string&) override { return true; }
+    std::optional<FileInfo> Stat(const std::string&) override { return std::nullopt; }
+    std::vector<FileInfo> List(const std::string&) override { return {}; }
+    void CreateDirs(const std::string&) override {}
+    void Remove(const std::string&) override {}
+    void RemoveAll(const std::string&) override {}
+    void Rename(const std::string&, const std::string&) override {}
+
+   private:
+    std::string name_;
+    std::string bytes_;
+  };
+  OneFileSystem fs(name, std::move(bytes));
+  return Open(fs, name, options);
+}
+
+std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
+  LAKERUN_CHECK(row_group >= 0 && row_group < num_row_groups(), path_, ": row group ", row_group,
+                " out of range [0, ", num_row_groups(), ")");
+  LAKERUN_CHECK(column >= 0 && column < schema().num_columns(), path_, ": column ", column, " out of range [0, ",
+                schema().num_columns(), ")");
+  const ColumnChunkMeta& c = metadata_.row_groups[static_cast<size_t>(row_group)].columns[static_cast<size_t>(column)];
+  const std::string& name = schema().column(column).dotted_path;
+  if (!c.file_path.empty()) {
+    LAKERUN_THROW(NotImplemented, path_, ": row group ", row_group, ", column '", name,
+                  "' lives in another file (", c.file_path, "), which is not supported");
+  }
+  const int64_t start = c.start_offset();
+  const int64_t length = c.total_compressed_size;
+  const uint64_t data_end = file_size_ - 8 - metadata_.footer_length;
+  if (start < 4 || length < 0 || static_cast<uint64_t>(start) > data_end ||
+      static_cast<uint64_t>(length) > data_end - static_cast<uint64_t>(start)) {
+    LAKERUN_THROW(CorruptDataError, path_, ": row group ", row_group, ", column '", name, "': chunk of ", length,
+                  " bytes at offset ", start, " lies outside the data section [4, ", data_end, ")");
+  }
+  if (static_cast<uint64_t>(length) > options_.max_page_bytes * 4 + (1ull << 30)) {
+    LAKERUN_THROW(CorruptDataError, path_, ": row group ", row_group, ", column '", name, "': chunk of ", length,
+                  " bytes at offset ", start, " exceeds the reader's limit");
+  }
+  std::string bytes(static_cast<size_t>(length), '\0');
+  try {
+    file_->ReadAt(static_cast<uint64_t>(start), static_cast<size_t>(length), bytes.data());
+  } catch (const IoError& e) {
+    LAKERUN_THROW(IoError, path_, ": row group ", row_group, ", column '", name, "': reading ", length,
+                  " bytes at offset ", start, " failed: ", e.what());
+  }
+  return bytes;
+}
+
+ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
+  const std::string bytes = ReadColumnChunkBytes(row_group, column);
+  const ColumnDescriptor& d = schema().column(column);
+  const ColumnChunkMeta& c = metadata_.row_groups[static_cast<size_t>(row_group)].columns[static_cast<size_t>(column)];
+  ChunkSpec spec;
+  spec.type = d.physical_type;
+  spec.type_length = d.type_length;
+  spec.max_def_level = d.max_def_level;
+  spec.max_rep_level = d.max_rep_level;
+  spec.codec = c.codec;
+  spec.num_values = c.num_values;
+  spec.max_page_bytes = options_.max_page_bytes;
+  spec.max_thrift_depth = options_.max_thrift_depth;
+  spec.verify_crc = options_.verify_crc;
+  DecodeContext ctx;
+  ctx.file = path_;
+  ctx.row_group = row_group;
+  ctx.column = d.dotted_path;
+  ColumnData data = DecodeColumnChunkBytes(bytes, static_cast<uint64_t>(c.start_offset()), spec, ctx);
+  if (d.max_rep_level == 0 && data.num_slots() != metadata_.row_groups[static_cast<size_t>(row_group)].num_rows) {
+    ctx.page_offset = static_cast<uint64_t>(c.start_offset());
+    ctx.Fail(StrCat("column chunk holds ", data.num_slots(), " rows, the row group has ",
+                    metadata_.row_groups[static_cast<size_t>(row_group)].num_rows));
+  }
+  return data;
+}
+
+}  // namespace lakerun::parquet
