@@ -1,0 +1,92 @@
+// lakerun::launch::Launch — start N ranks of a program on this machine and supervise them.
+//
+// This is the engine behind `lakerun launch` (docs/launch.md) and lakerun::launch::Run (function.h):
+//  - hosts the rendezvous store (store.h) before any rank starts and gives every rank torchrun's environment
+//    (rank_env.h lists it), so unmodified torchrun programs, C++ or Python, run as they are;
+//  - starts each rank with vfork+exec (no shell) in its own process group, with PR_SET_PDEATHSIG(SIGKILL), so no
+//    rank outlives the launcher even when the launcher is SIGKILLed;
+//  - prefixes every output line with "[rankN] " (stdout to stdout, stderr to stderr), optionally also writing
+//    one raw file per rank and stream;
+//  - fails fast: the first rank that exits non-zero or dies by a signal is named with its cause and the last lines
+//    of its stderr; the others get SIGTERM, then SIGKILL after the grace period; SIGINT/SIGTERM sent to the
+//    launcher are forwarded the same way;
+//  - restarts the whole group up to max_restarts times.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lakerun::launch {
+
+class StoreServer;
+
+struct LaunchOptions {
+  /// Number of ranks to start on this machine (-n). Must be >= 1.
+  int processes = 1;
+  /// PROGRAM and its arguments. A PROGRAM without '/' is looked up in PATH.
+  std::vector<std::string> command;
+  /// Time between SIGTERM and SIGKILL when stopping ranks (--grace-period).
+  std::chrono::milliseconds grace_period{std::chrono::seconds(5)};
+  /// Whole-group restarts after a failure (--max-restarts).
+  int max_restarts = 0;
+  /// Ranks whose output reaches the console (--ranks); empty = all. Log files always get every rank.
+  std::vector<int> show_ranks;
+  /// If set, DIR/rank<N>.stdout and DIR/rank<N>.stderr receive each rank's raw output (all attempts appended).
+  std::string log_dir;
+  /// One GPU per rank via CUDA_VISIBLE_DEVICES (gpu.h); -n above the visible GPUs is capped with a warning.
+  bool use_gpu = false;
+  /// Address the store listens for (MASTER_ADDR).
+  std::string master_addr = "127.0.0.1";
+  /// Run id (TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID); empty = a random one.
+  std::string run_id;
+  /// Wall-clock limit of each attempt; zero = none. A job that runs past it fails with exit code 124.
+  std::chrono::milliseconds timeout{0};
+  /// Extra variables for every rank (override the inherited environment, not the launcher's own variables).
+  std::map<std::string, std::string> extra_env;
+  /// Forward SIGINT/SIGTERM received by this process to the ranks (only signals whose disposition is default).
+  bool forward_signals = true;
+  /// Where prefixed output goes.
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+  /// A store the caller already started (the function API); nullptr = Launch starts its own.
+  StoreServer* store = nullptr;
+  /// steady_clock time the launcher started, for the timing line (LAKERUN_LAUNCH_TIMING=1); default = Launch entry.
+  std::optional<std::chrono::steady_clock::time_point> started_at;
+};
+
+/// How one rank ended.
+struct RankExit {
+  int rank = -1;
+  int exit_code = 0;  ///< valid when signal == 0
+  int signal = 0;     ///< the signal that killed it, or 0
+  /// "exit code 3", "killed by signal 9 (SIGKILL), likely out of memory", ...
+  std::string Describe() const;
+};
+
+struct LaunchResult {
+  /// What `lakerun launch` exits with: 0; the first failed rank's exit code; 128+signal if it died by a signal or
+  /// the launcher was stopped by one; 124 on timeout.
+  int exit_code = 0;
+  /// Restarts performed; the last attempt ran with TORCHELASTIC_RESTART_COUNT == restarts.
+  int restarts = 0;
+  /// The first failure of the last attempt (absent on success or when the launcher was interrupted).
+  std::optional<RankExit> failure;
+  /// Last lines of the failed rank's stderr.
+  std::vector<std::string> failure_stderr_tail;
+  /// Signal that stopped the launcher (SIGINT/SIGTERM), or 0.
+  int interrupted_by = 0;
+  bool timed_out = false;
+  /// The run id the ranks saw.
+  std::string run_id;
+  /// The number of ranks actually started (after the GPU cap).
+  int processes = 0;
+};
+
+/// Runs the job to completion. Throws ConfigError/InvalidArgument for bad options (naming the option), IoError if a
+/// rank cannot be started; rank failures are reported in the result, not thrown.
+LaunchResult Launch(const LaunchOptions& options);
+
+}  // namespace lakerun::launch

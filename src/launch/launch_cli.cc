@@ -1,0 +1,95 @@
+// `lakerun launch` flags (CLI11) -> LaunchOptions -> Launch().
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lakerun/base/error.h"
+#include "lakerun/launch/command.h"
+#include "lakerun/launch/launcher.h"
+
+namespace lakerun::launch {
+namespace {
+
+std::vector<int> ParseRankList(const std::string& text) {
+  std::vector<int> ranks;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    char* stop = nullptr;
+    const long value = std::strtol(item.c_str(), &stop, 10);
+    LAKERUN_CHECK(!item.empty() && *stop == '\0' && value >= 0, "launch: --ranks: '", item,
+                  "' is not a rank number (expected e.g. --ranks 0,2)");
+    ranks.push_back(static_cast<int>(value));
+    start = end + 1;
+  }
+  return ranks;
+}
+
+std::chrono::milliseconds FromSeconds(double seconds, const char* flag) {
+  LAKERUN_CHECK(std::isfinite(seconds) && seconds >= 0, "launch: ", flag, " must be a non-negative number of seconds, got ",
+                seconds);
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+}
+
+}  // namespace
+
+int RunLaunchCommand(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
+  // Everything after the first "--" is the rank command, untouched by flag parsing.
+  int split = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      split = i;
+      break;
+    }
+  }
+  LaunchOptions options;
+  options.started_at = started;
+  std::string ranks;
+  double grace_seconds = 5;
+  double timeout_seconds = 0;
+
+  CLI::App app{"start N ranks of PROGRAM on this machine with torchrun's environment", argv[0]};
+  app.add_option("-n,--nproc-per-node,--processes", options.processes, "number of ranks to start (default 1)");
+  app.add_option("--ranks", ranks, "show only these ranks' output, e.g. 0,2 (log files keep all)");
+  app.add_option("--log-dir", options.log_dir, "also write DIR/rank<N>.stdout and DIR/rank<N>.stderr");
+  app.add_flag("--use-gpu", options.use_gpu, "one GPU per rank via CUDA_VISIBLE_DEVICES; -n capped to visible GPUs");
+  app.add_option("--grace-period", grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
+  app.add_option("--max-restarts", options.max_restarts, "restart all ranks up to K times after a failure (default 0)");
+  app.add_option("--timeout", timeout_seconds, "stop the ranks after this many seconds, exit 124 (default 0: none)");
+  app.add_option("--master-addr", options.master_addr, "address of the rendezvous store (default 127.0.0.1)");
+  app.add_option("--run-id", options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
+  app.footer(
+      "usage: lakerun launch -n N [options] -- PROGRAM [ARGS...]\n"
+      "Exit status: 0 on success; the first failed rank's exit code, or 128+signal if it died by a signal;\n"
+      "128+signal if the launcher was stopped by SIGINT/SIGTERM; 124 on --timeout; 1 for launcher errors.\n"
+      "See docs/launch.md.");
+  if (split == argc) app.prefix_command();  // without "--", PROGRAM is the first positional argument
+  try {
+    app.parse(split, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (split < argc) {
+    LAKERUN_CHECK(app.remaining().empty(), "launch: unexpected argument '", app.remaining().front(),
+                  "' before `--`");
+    options.command.assign(argv + split + 1, argv + argc);
+  } else {
+    options.command = app.remaining();
+  }
+  LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
+                   "launch: no program given (usage: lakerun launch -n N [options] -- PROGRAM [ARGS...])");
+  if (!ranks.empty()) options.show_ranks = ParseRankList(ranks);
+  options.grace_period = FromSeconds(grace_seconds, "--grace-period");
+  options.timeout = FromSeconds(timeout_seconds, "--timeout");
+  return Launch(options).exit_code;
+}
+
+}  // namespace lakerun::launch

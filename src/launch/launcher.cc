@@ -1,0 +1,469 @@
+// The supervision loop of lakerun::launch::Launch (launcher.h).
+//
+// One thread, one poll(2) loop per attempt over: each rank's stdout and stderr pipes, each rank's pidfd (readable
+// when it exits) and the signal pipe. Every poll has a deadline: the SIGKILL escalation, the attempt timeout, the
+// bounded wait for ranks after SIGKILL, or the bounded drain of pipes once every rank is gone.
+#include "lakerun/launch/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "lakerun/base/error.h"
+#include "lakerun/launch/gpu.h"
+#include "lakerun/launch/store.h"
+#include "launch/orphan_guard.h"
+#include "launch/output.h"
+#include "launch/process.h"
+#include "launch/rank_env.h"
+#include "launch/signal_watch.h"
+
+namespace lakerun::launch {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::string RankExit::Describe() const {
+  if (signal == 0) return "exited with code " + std::to_string(exit_code);
+  std::string text = "was killed by signal " + std::to_string(signal) + " (" + internal::SignalName(signal) + ")";
+  switch (signal) {
+    case SIGKILL: text += ", likely out of memory (the kernel's OOM killer sends SIGKILL)"; break;
+    case SIGABRT: text += ": it aborted (abort(), a failed assertion or an uncaught C++ exception)"; break;
+    case SIGSEGV: text += ": segmentation fault"; break;
+    case SIGBUS: text += ": bus error"; break;
+    case SIGFPE: text += ": arithmetic error"; break;
+    default: break;
+  }
+  return text;
+}
+
+namespace {
+
+// After SIGKILL a process normally disappears at once; one stuck in the kernel (D state) may not. Bounded.
+constexpr milliseconds kReapAfterKill{10000};
+// Once every rank has exited, pipes still held by escaped descendants are drained for at most this long.
+constexpr milliseconds kDrainAfterExit{2000};
+// Poll period when pidfd_open is unavailable.
+constexpr milliseconds kPollFallback{20};
+
+struct RankProcess {
+  int rank = 0;
+  internal::Child child;
+  int fds[2] = {-1, -1};  // stdout, stderr read ends
+  bool running = false;
+  int status = 0;
+};
+
+enum class AttemptEnd { kSuccess, kFailure, kInterrupted, kTimedOut };
+
+struct AttemptOutcome {
+  AttemptEnd end = AttemptEnd::kSuccess;
+  RankExit failure;
+  int signal = 0;
+};
+
+std::string Plural(int n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+std::string Seconds(milliseconds ms) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g s", ms.count() / 1000.0);
+  return buffer;
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+class Attempt {
+ public:
+  Attempt(const LaunchOptions& options, internal::OutputRouter& router, internal::SignalWatch& signals,
+          internal::OrphanGuard& guard)
+      : options_(options), router_(router), signals_(signals), guard_(guard) {}
+
+  ~Attempt() {
+    // Only reached with live ranks when an exception escapes: never leave them behind.
+    for (auto& p : ranks_) {
+      if (p.running) {
+        internal::KillGroup(p.child.pid, SIGKILL);
+        int status;
+        while (::waitpid(p.child.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+      }
+      CloseFd(p.fds[0]);
+      CloseFd(p.fds[1]);
+      CloseFd(p.child.pidfd);
+    }
+  }
+
+  void Spawn(const std::string& path, const std::vector<std::vector<std::string>>& envs) {
+    const int n = static_cast<int>(envs.size());
+    ranks_.resize(n);
+    for (int rank = 0; rank < n; ++rank) {
+      RankProcess& p = ranks_[rank];
+      p.rank = rank;
+      int out[2], err[2];
+      if (::pipe2(out, O_CLOEXEC) != 0) LAKERUN_THROW(IoError, "launch: pipe for rank ", rank, ": ", std::strerror(errno));
+      if (::pipe2(err, O_CLOEXEC) != 0) {
+        const int e = errno;
+        ::close(out[0]);
+        ::close(out[1]);
+        LAKERUN_THROW(IoError, "launch: pipe for rank ", rank, ": ", std::strerror(e));
+      }
+      p.fds[0] = out[0];
+      p.fds[1] = err[0];
+      internal::SpawnRequest request;
+      request.path = path;
+      request.argv = options_.command;
+      request.env = envs[rank];
+      request.stdout_fd = out[1];
+      request.stderr_fd = err[1];
+      try {
+        p.child = internal::SpawnInOwnGroup(request);
+      } catch (...) {
+        ::close(out[1]);
+        ::close(err[1]);
+        throw;
+      }
+      p.running = true;
+      guard_.Watch(p.child.pid);
+      ::close(out[1]);
+      ::close(err[1]);
+      ::fcntl(p.fds[0], F_SETFL, O_NONBLOCK);
+      ::fcntl(p.fds[1], F_SETFL, O_NONBLOCK);
+    }
+  }
+
+  AttemptOutcome Supervise() {
+    const Clock::time_point started = Clock::now();
+    const auto attempt_deadline =
+        options_.timeout.count() > 0 ? std::optional<Clock::time_point>(started + options_.timeout) : std::nullopt;
+    std::optional<Clock::time_point> kill_at;      // SIGKILL escalation
+    std::optional<Clock::time_point> give_up_at;   // bounded wait after SIGKILL
+    std::optional<Clock::time_point> drain_until;  // bounded drain after every rank exited
+    bool stopping = false;
+    bool killed = false;
+    AttemptOutcome outcome;
+    char buffer[65536];
+
+    auto stop_all = [&](int sig) {
+      for (auto& p : ranks_) {
+        if (p.running) internal::KillGroup(p.child.pid, sig);
+      }
+    };
+    auto begin_stop = [&]() {
+      stopping = true;
+      stop_all(SIGTERM);
+      kill_at = Clock::now() + options_.grace_period;
+    };
+    auto escalate = [&]() {
+      stop_all(SIGKILL);
+      killed = true;
+      kill_at.reset();
+      give_up_at = Clock::now() + kReapAfterKill;
+    };
+    auto running_count = [&]() {
+      return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
+    };
+    auto reap = [&](RankProcess& p, bool block) {
+      int status = 0;
+      pid_t r;
+      do {
+        r = ::waitpid(p.child.pid, &status, block ? 0 : WNOHANG);
+      } while (r < 0 && errno == EINTR);
+      if (r != p.child.pid) return;
+      p.running = false;
+      p.status = status;
+      CloseFd(p.child.pidfd);
+      // The leader is reaped; kill what is left of its group (its own children) so nothing outlives the rank.
+      internal::KillGroup(p.child.pid, SIGKILL);
+      RankExit exit;
+      exit.rank = p.rank;
+      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+      const bool failed = exit.signal != 0 || exit.exit_code != 0;
+      if (failed && !stopping) {
+        outcome.end = AttemptEnd::kFailure;
+        outcome.failure = exit;
+        const int others = running_count();
+        router_.Note("rank " + std::to_string(p.rank) + " " + exit.Describe() +
+                     (others > 0 ? "; stopping the other " + Plural(others, "rank") + " (SIGTERM, SIGKILL after " +
+                                       Seconds(options_.grace_period) + ")"
+                                 : ""));
+        begin_stop();
+      }
+    };
+    // The pid may already be gone with its group before a pidfd was opened; waitpid catches that case too.
+    const bool have_pidfds =
+        std::all_of(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.child.pidfd >= 0; });
+
+    while (true) {
+      const bool any_running = running_count() > 0;
+      const bool any_pipe = std::any_of(ranks_.begin(), ranks_.end(),
+                                        [](const RankProcess& p) { return p.fds[0] >= 0 || p.fds[1] >= 0; });
+      if (!any_running && !drain_until) drain_until = Clock::now() + kDrainAfterExit;
+      if (!any_running && (!any_pipe || Clock::now() >= *drain_until)) break;
+      if (any_running && give_up_at && Clock::now() >= *give_up_at) {
+        for (auto& p : ranks_) {
+          if (p.running) {
+            router_.Note("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.child.pid) +
+                         ") did not exit " + Seconds(kReapAfterKill) + " after SIGKILL (stuck in the kernel?); " +
+                         "giving up on it");
+            p.running = false;
+          }
+        }
+        continue;
+      }
+      if (kill_at && Clock::now() >= *kill_at) escalate();
+      if (!stopping && attempt_deadline && Clock::now() >= *attempt_deadline) {
+        outcome.end = AttemptEnd::kTimedOut;
+        router_.Note("the ranks ran past --timeout " + Seconds(options_.timeout) + "; stopping " +
+                     Plural(running_count(), "rank"));
+        begin_stop();
+      }
+
+      // Build the poll set.
+      std::vector<pollfd> fds;
+      std::vector<std::pair<int, int>> what;  // (rank, 0/1 stream or 2 = pidfd), (-1, -1) = signals
+      for (auto& p : ranks_) {
+        for (int s = 0; s < 2; ++s) {
+          if (p.fds[s] >= 0) {
+            fds.push_back({p.fds[s], POLLIN, 0});
+            what.emplace_back(p.rank, s);
+          }
+        }
+        if (p.running && p.child.pidfd >= 0) {
+          fds.push_back({p.child.pidfd, POLLIN, 0});
+          what.emplace_back(p.rank, 2);
+        }
+      }
+      if (signals_.fd() >= 0) {
+        fds.push_back({signals_.fd(), POLLIN, 0});
+        what.emplace_back(-1, -1);
+      }
+      Clock::time_point wake = Clock::now() + milliseconds(1000);
+      for (const auto& t : {kill_at, give_up_at, drain_until, stopping ? std::nullopt : attempt_deadline}) {
+        if (t) wake = std::min(wake, *t);
+      }
+      if (!have_pidfds && any_running) wake = std::min(wake, Clock::now() + kPollFallback);
+      const auto wait_ms = std::max<int64_t>(
+          0, std::chrono::duration_cast<milliseconds>(wake - Clock::now()).count() + 1);
+      const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+      if (ready < 0 && errno != EINTR) LAKERUN_THROW(IoError, "launch: poll: ", std::strerror(errno));
+
+      for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        const auto [rank, kind] = what[i];
+        if (rank < 0) {
+          const int sig = signals_.Take();
+          if (sig == 0) continue;
+          if (!stopping) {
+            outcome.end = AttemptEnd::kInterrupted;
+            outcome.signal = sig;
+            router_.Note("received " + internal::SignalName(sig) + "; forwarding it to " +
+                         Plural(running_count(), "rank") + " (SIGKILL after " + Seconds(options_.grace_period) + ")");
+            stopping = true;
+            stop_all(sig);
+            kill_at = Clock::now() + options_.grace_period;
+          } else if (!killed) {
+            router_.Note("received " + internal::SignalName(sig) + " again; killing the ranks now");
+            escalate();
+          }
+          continue;
+        }
+        RankProcess& p = ranks_[rank];
+        if (kind == 2) {
+          reap(p, false);
+          continue;
+        }
+        const ssize_t n = ::read(p.fds[kind], buffer, sizeof(buffer));
+        if (n > 0) {
+          router_.Feed(rank, static_cast<internal::Stream>(kind), std::string_view(buffer, static_cast<size_t>(n)));
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          router_.Finish(rank, static_cast<internal::Stream>(kind));
+          CloseFd(p.fds[kind]);
+        }
+      }
+      if (!have_pidfds) {
+        for (auto& p : ranks_) {
+          if (p.running) reap(p, false);
+        }
+      }
+    }
+    for (auto& p : ranks_) {
+      for (int s = 0; s < 2; ++s) {
+        if (p.fds[s] >= 0) {
+          router_.Finish(p.rank, static_cast<internal::Stream>(s));
+          CloseFd(p.fds[s]);
+        }
+      }
+    }
+    return outcome;
+  }
+
+ private:
+  const LaunchOptions& options_;
+  internal::OutputRouter& router_;
+  internal::SignalWatch& signals_;
+  internal::OrphanGuard& guard_;
+  std::vector<RankProcess> ranks_;
+};
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+LaunchResult Launch(const LaunchOptions& options) {
+  const Clock::time_point started = options.started_at.value_or(Clock::now());
+  LAKERUN_CHECK(options.processes >= 1, "launch: -n/--processes must be at least 1, got ", options.processes);
+  LAKERUN_CHECK(!options.command.empty(), "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
+  LAKERUN_CHECK(options.grace_period.count() >= 0, "launch: --grace-period must not be negative, got ",
+                options.grace_period.count(), " ms");
+  LAKERUN_CHECK(options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ", options.max_restarts);
+  LAKERUN_CHECK(options.timeout.count() >= 0, "launch: --timeout must not be negative");
+
+  int n = options.processes;
+  std::vector<std::string> gpus;
+  if (options.use_gpu) {
+    VisibleGpus visible = DetectVisibleGpus();
+    if (visible.ids.empty()) {
+      LAKERUN_THROW(ConfigError, "launch: --use-gpu: no GPU is visible (CUDA_VISIBLE_DEVICES ",
+                    std::getenv("CUDA_VISIBLE_DEVICES") ? "= '" + std::string(std::getenv("CUDA_VISIBLE_DEVICES")) + "'"
+                                                        : std::string("unset"),
+                    ", no /proc/driver/nvidia/gpus entries, `nvidia-smi -L` lists none); run without --use-gpu "
+                    "for CPU ranks");
+    }
+    if (n > static_cast<int>(visible.ids.size())) {
+      internal::WriteAll(options.stderr_fd,
+                         "[lakerun] warning: -n " + std::to_string(n) + " is more than the " +
+                             Plural(static_cast<int>(visible.ids.size()), "GPU") + " visible (from " + visible.source +
+                             "); starting " + Plural(static_cast<int>(visible.ids.size()), "rank") +
+                             ", one per GPU\n");
+      n = static_cast<int>(visible.ids.size());
+    }
+    gpus.assign(visible.ids.begin(), visible.ids.begin() + n);
+  }
+  for (int r : options.show_ranks) {
+    LAKERUN_CHECK(r >= 0 && r < n, "launch: --ranks: rank ", r, " is outside 0..", n - 1);
+  }
+  const std::string path = internal::ResolveProgram(options.command.front());
+
+  std::unique_ptr<StoreServer> own_store;
+  StoreServer* store = options.store;
+  if (store == nullptr) {
+    StoreServerOptions store_options;
+    store_options.host = options.master_addr;
+    own_store = StoreServer::Start(store_options);
+    store = own_store.get();
+  }
+  const Clock::time_point store_ready = Clock::now();
+
+  LaunchResult result;
+  result.run_id = options.run_id.empty() ? internal::RandomRunId() : options.run_id;
+  result.processes = n;
+  internal::OutputRouter::Options router_options;
+  router_options.ranks = n;
+  router_options.stdout_fd = options.stdout_fd;
+  router_options.stderr_fd = options.stderr_fd;
+  router_options.show_ranks = options.show_ranks;
+  router_options.log_dir = options.log_dir;
+  internal::OutputRouter router(router_options);
+  internal::SignalWatch signals(options.forward_signals);
+  internal::OrphanGuard guard;
+  const std::vector<std::string> base_env = internal::CurrentEnvironment();
+  const int cores = internal::AvailableCores();
+  const bool report_timing = std::getenv("LAKERUN_LAUNCH_TIMING") != nullptr;
+
+  for (int attempt = 0;; ++attempt) {
+    std::vector<std::vector<std::string>> envs;
+    for (int rank = 0; rank < n; ++rank) {
+      internal::RankEnvSpec spec;
+      spec.rank = rank;
+      spec.local_rank = rank;
+      spec.world_size = n;
+      spec.local_world_size = n;
+      spec.master_addr = store->host();
+      spec.master_port = store->port();
+      spec.restart_count = attempt;
+      spec.max_restarts = options.max_restarts;
+      spec.run_id = result.run_id;
+      spec.gpu = gpus.empty() ? "" : gpus[rank];
+      spec.cores = cores;
+      spec.extra = options.extra_env;
+      envs.push_back(internal::BuildRankEnvironment(base_env, spec));
+    }
+    router.ResetTails();
+    Attempt run(options, router, signals, guard);
+    run.Spawn(path, envs);
+    if (report_timing && attempt == 0) {
+      const auto ms = [&](Clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(t - started).count();
+      };
+      const Clock::time_point all_exec = Clock::now();
+      const int64_t main_realtime =
+          RealtimeNs() - std::chrono::duration_cast<std::chrono::nanoseconds>(all_exec - started).count();
+      char line[256];
+      std::snprintf(line, sizeof(line),
+                    "timing: launcher_start_realtime_ns=%lld store_ready_ms=%.3f all_ranks_execed_ms=%.3f ranks=%d",
+                    static_cast<long long>(main_realtime), ms(store_ready), ms(all_exec), n);
+      router.Note(line);
+    }
+    const AttemptOutcome outcome = run.Supervise();
+    result.restarts = attempt;
+    switch (outcome.end) {
+      case AttemptEnd::kSuccess:
+        result.exit_code = 0;
+        return result;
+      case AttemptEnd::kInterrupted:
+        result.interrupted_by = outcome.signal;
+        result.exit_code = 128 + outcome.signal;
+        router.Note("stopped by " + internal::SignalName(outcome.signal) + "; exit code " +
+                    std::to_string(result.exit_code));
+        return result;
+      case AttemptEnd::kTimedOut:
+        result.timed_out = true;
+        result.exit_code = 124;
+        router.Note("error: timed out after " + Seconds(options.timeout) + "; exit code 124");
+        return result;
+      case AttemptEnd::kFailure:
+        break;
+    }
+    const RankExit& failure = outcome.failure;
+    const std::string cause = "rank " + std::to_string(failure.rank) + " " + failure.Describe();
+    if (attempt < options.max_restarts) {
+      const std::string message = "restarting all " + Plural(n, "rank") + " (restart " + std::to_string(attempt + 1) +
+                                  " of " + std::to_string(options.max_restarts) + ") after: " + cause;
+      router.Note(message);
+      router.NoteInLogs(message);
+      continue;
+    }
+    result.failure = failure;
+    result.failure_stderr_tail = router.StderrTail(failure.rank);
+    result.exit_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
+    std::string report = "error: " + cause + " (first failure of " + Plural(n, "rank");
+    if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
+    report += "); exit code " + std::to_string(result.exit_code);
+    if (result.failure_stderr_tail.empty()) {
+      report += "\n[lakerun] rank " + std::to_string(failure.rank) + " wrote nothing to stderr";
+    } else {
+      report += "\n[lakerun] last lines of rank " + std::to_string(failure.rank) + "'s stderr:";
+      for (const auto& line : result.failure_stderr_tail) report += "\n[lakerun]   | " + line;
+    }
+    router.Note(report);
+    return result;
+  }
+}
+
+}  // namespace lakerun::launch

@@ -1,0 +1,413 @@
+// End-to-end tests of `lakerun launch` (the stand-alone launch_test_launcher program) with real rank processes
+// (testdata/test_rank.cc). Every wait is bounded; the fixture kills every process a test started, also on failure.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lakerun/base/error.h"
+#include "lakerun/launch/command.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
+
+extern char** environ;
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Clock = std::chrono::steady_clock;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// True while `pid` exists and is not a zombie.
+bool Alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+}
+
+struct Finished {
+  int exit_code = -1;  // valid when signal == 0
+  int signal = 0;
+  std::string out, err;
+};
+
+class LauncherTest : public ::testing::Test {
+ protected:
+  // Starts the launcher in its own process group with `args`; stdout/stderr go to files.
+  pid_t Start(const std::vector<std::string>& args, const std::string& tag = "run") {
+    std::vector<std::string> argv = {LAUNCH_TEST_LAUNCHER};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string out = dir_.Join(tag + ".out"), err = dir_.Join(tag + ".err");
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    EXPECT_EQ(rc, 0) << "cannot start " << cargv[0];
+    started_.emplace_back(pid, tag);
+    return pid;
+  }
+
+  // Waits (bounded) for the launcher to end; on timeout kills its group and fails the test.
+  Finished Wait(pid_t pid, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    Finished f;
+    std::string tag;
+    for (auto& [p, t] : started_) {
+      if (p == pid) tag = t;
+    }
+    const auto deadline = Clock::now() + timeout;
+    int status = 0;
+    while (true) {
+      const pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) break;
+      if (Clock::now() > deadline) {
+        ::killpg(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        ADD_FAILURE() << "launcher did not finish within " << timeout.count() << " s";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (auto& [p, t] : started_) {
+      if (p == pid) p = -1;
+    }
+    if (WIFEXITED(status)) f.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) f.signal = WTERMSIG(status);
+    f.out = ReadFile(dir_.Join(tag + ".out"));
+    f.err = ReadFile(dir_.Join(tag + ".err"));
+    return f;
+  }
+
+  Finished RunLauncher(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    return Wait(Start(args), timeout);
+  }
+
+  // Pids the ranks wrote under pid_dir() (ranks and their grandchildren).
+  std::vector<pid_t> RankPids() {
+    std::vector<pid_t> pids;
+    for (int rank = 0; rank < 8; ++rank) {
+      for (int attempt = 0; attempt < 4; ++attempt) {
+        std::ifstream in(PidFile(rank, attempt));
+        pid_t pid;
+        while (in >> pid) pids.push_back(pid);
+      }
+    }
+    return pids;
+  }
+  std::string PidFile(int rank, int attempt) {
+    return pid_dir() + "/rank" + std::to_string(rank) + ".attempt" + std::to_string(attempt) + ".pid";
+  }
+  const std::string& pid_dir() {
+    if (pid_dir_.empty()) {
+      pid_dir_ = dir_.Join("pids");
+      ::mkdir(pid_dir_.c_str(), 0755);
+    }
+    return pid_dir_;
+  }
+
+  // Waits until every rank pid is gone (bounded); returns those still alive.
+  std::vector<pid_t> Survivors(std::chrono::seconds timeout = std::chrono::seconds(10)) {
+    const auto deadline = Clock::now() + timeout;
+    std::vector<pid_t> alive;
+    do {
+      alive.clear();
+      for (pid_t pid : RankPids()) {
+        if (Alive(pid)) alive.push_back(pid);
+      }
+      if (alive.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (Clock::now() < deadline);
+    return alive;
+  }
+
+  // Waits (bounded) until the given pid files exist.
+  bool WaitForPidFiles(int ranks, int attempt = 0, std::chrono::seconds timeout = std::chrono::seconds(30)) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      bool all = true;
+      for (int r = 0; r < ranks; ++r) all = all && Exists(PidFile(r, attempt));
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  void TearDown() override {
+    for (auto& [pid, tag] : started_) {
+      if (pid > 0) {
+        ::killpg(pid, SIGKILL);
+        int status;
+        ::waitpid(pid, &status, 0);
+      }
+    }
+    if (!pid_dir_.empty()) {
+      for (pid_t pid : RankPids()) {
+        if (Alive(pid)) ::kill(pid, SIGKILL);
+      }
+    }
+  }
+
+  std::string rank_ = LAUNCH_TEST_RANK;
+  lakerun::testing::TempDir dir_;
+  std::string pid_dir_;
+  std::vector<std::pair<pid_t, std::string>> started_;
+};
+
+// "[rankN] KEY=VALUE" lines of a --print-env run, per rank.
+std::map<int, std::map<std::string, std::string>> ParseEnv(const std::string& out) {
+  std::map<int, std::map<std::string, std::string>> env;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    int rank;
+    char key_value[4096];
+    if (std::sscanf(line.c_str(), "[rank%d] %4095[^\n]", &rank, key_value) != 2) continue;
+    std::string kv = key_value;
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[rank][kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+TEST_F(LauncherTest, EnvironmentIsTorchrunsOnOneTwoAndFourRanks) {
+  for (int n : {1, 2, 4}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    Finished f = RunLauncher({"-n", std::to_string(n), "--", rank_, "--print-env"});
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    auto env = ParseEnv(f.out);
+    ASSERT_EQ(env.size(), static_cast<size_t>(n)) << f.out;
+    const std::string port = env[0]["MASTER_PORT"];
+    const std::string run_id = env[0]["TORCHELASTIC_RUN_ID"];
+    EXPECT_GT(std::stoi(port), 0);
+    EXPECT_EQ(run_id.size(), 16u);
+    for (int r = 0; r < n; ++r) {
+      auto& e = env[r];
+      EXPECT_EQ(e["RANK"], std::to_string(r));
+      EXPECT_EQ(e["LOCAL_RANK"], std::to_string(r));
+      EXPECT_EQ(e["WORLD_SIZE"], std::to_string(n));
+      EXPECT_EQ(e["LOCAL_WORLD_SIZE"], std::to_string(n));
+      EXPECT_EQ(e["GROUP_RANK"], "0");
+      EXPECT_EQ(e["GROUP_WORLD_SIZE"], "1");
+      EXPECT_EQ(e["ROLE_RANK"], std::to_string(r));
+      EXPECT_EQ(e["ROLE_WORLD_SIZE"], std::to_string(n));
+      EXPECT_EQ(e["MASTER_ADDR"], "127.0.0.1");
+      EXPECT_EQ(e["MASTER_PORT"], port);
+      EXPECT_EQ(e["TORCHELASTIC_USE_AGENT_STORE"], "True");
+      EXPECT_EQ(e["TORCHELASTIC_RESTART_COUNT"], "0");
+      EXPECT_EQ(e["TORCHELASTIC_MAX_RESTARTS"], "0");
+      EXPECT_EQ(e["TORCHELASTIC_RUN_ID"], run_id);
+      EXPECT_EQ(e["LAKERUN_RUN_ID"], run_id);
+      EXPECT_EQ(e["LAKERUN_RESTART_COUNT"], "0");
+      EXPECT_EQ(e["LAKERUN_LAUNCHER"], "1");
+      EXPECT_GE(std::stoi(e["OMP_NUM_THREADS"]), 1);
+      EXPECT_EQ(e["PGID_IS_PID"], "1");  // each rank leads its own process group
+    }
+  }
+}
+
+TEST_F(LauncherTest, PrefixesLinesKeepsStreamsApartAndFlushesPartialLines) {
+  Finished f = RunLauncher({"-n", "2", "--", rank_, "--stdout", "hello", "--stderr", "warn", "--partial", "tail"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  for (const char* r : {"[rank0] ", "[rank1] "}) {
+    EXPECT_THAT(f.out, HasSubstr(std::string(r) + "hello\n"));
+    EXPECT_THAT(f.out, HasSubstr(std::string(r) + "tail\n"));
+    EXPECT_THAT(f.err, HasSubstr(std::string(r) + "warn\n"));
+  }
+  EXPECT_THAT(f.out, Not(HasSubstr("warn")));
+  EXPECT_THAT(f.err, Not(HasSubstr("hello")));
+}
+
+TEST_F(LauncherTest, RanksFilterShowsSomeRanksAndLogDirKeepsAll) {
+  const std::string logs = dir_.Join("logs");
+  Finished f = RunLauncher({"-n", "3", "--ranks", "1", "--log-dir", logs, "--", rank_, "--print-env", "--stderr",
+                            "to stderr"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_THAT(f.out, HasSubstr("[rank1] RANK=1\n"));
+  EXPECT_THAT(f.out, Not(HasSubstr("[rank0]")));
+  EXPECT_THAT(f.out, Not(HasSubstr("[rank2]")));
+  EXPECT_THAT(f.err, Not(HasSubstr("[rank0]")));
+  for (int r = 0; r < 3; ++r) {
+    const std::string out = ReadFile(logs + "/rank" + std::to_string(r) + ".stdout");
+    EXPECT_THAT(out, HasSubstr("RANK=" + std::to_string(r) + "\n"));
+    EXPECT_THAT(out, Not(HasSubstr("[rank")));  // raw bytes, no prefix
+    EXPECT_EQ(ReadFile(logs + "/rank" + std::to_string(r) + ".stderr"), "to stderr\n");
+  }
+}
+
+struct FailureCase {
+  const char* how;
+  int exit_code;
+  const char* cause;
+};
+
+class LauncherFailureTest : public LauncherTest, public ::testing::WithParamInterface<FailureCase> {};
+
+TEST_P(LauncherFailureTest, FirstFailureIsNamedAndNoProcessIsLeft) {
+  const FailureCase& c = GetParam();
+  Finished f = RunLauncher({"-n", "3", "--grace-period", "1", "--", rank_, "--pidfile", pid_dir(), "--grandchild",
+                            "--stderr", "setting up", "--fail-rank", "1", "--fail-how", c.how, "--fail-after", "0.5",
+                            "--sleep", "60"},
+                           std::chrono::seconds(40));
+  EXPECT_EQ(f.signal, 0);
+  EXPECT_EQ(f.exit_code, c.exit_code) << f.err;
+  EXPECT_THAT(f.err, HasSubstr(std::string("error: rank 1 ") + c.cause));
+  EXPECT_THAT(f.err, HasSubstr("last lines of rank 1's stderr"));
+  EXPECT_THAT(f.err, HasSubstr("rank 1 is about to fail: " + std::string(c.how)));
+  EXPECT_THAT(f.err, HasSubstr("exit code " + std::to_string(c.exit_code)));
+  EXPECT_GE(RankPids().size(), 2u);  // at least the failing rank and its grandchild wrote their pids
+  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Causes, LauncherFailureTest,
+    ::testing::Values(FailureCase{"exit:3", 3, "exited with code 3"},
+                      FailureCase{"abort", 128 + SIGABRT, "was killed by signal 6 (SIGABRT)"},
+                      FailureCase{"kill9", 128 + SIGKILL, "was killed by signal 9 (SIGKILL), likely out of memory"}),
+    [](const ::testing::TestParamInfo<FailureCase>& info) {
+      return std::string(info.param.how).substr(0, std::string(info.param.how).find(':'));
+    });
+
+TEST_F(LauncherTest, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
+  Finished f = RunLauncher({"-n", "3", "--grace-period", "0.5", "--", rank_, "--pidfile", pid_dir(), "--ignore-term",
+                            "--fail-rank", "0", "--fail-how", "exit:9", "--fail-after", "0.5", "--sleep", "60"},
+                           std::chrono::seconds(40));
+  EXPECT_EQ(f.exit_code, 9) << f.err;
+  EXPECT_THAT(f.err, HasSubstr("rank 0 exited with code 9; stopping the other 2 ranks"));
+  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+}
+
+TEST_F(LauncherTest, SigtermToTheLauncherIsForwardedAndLeavesNoProcess) {
+  const pid_t launcher =
+      Start({"-n", "3", "--", rank_, "--pidfile", pid_dir(), "--grandchild", "--sleep", "60"});
+  ASSERT_TRUE(WaitForPidFiles(3));
+  ::kill(launcher, SIGTERM);
+  Finished f = Wait(launcher, std::chrono::seconds(30));
+  EXPECT_EQ(f.exit_code, 128 + SIGTERM) << f.err;
+  EXPECT_THAT(f.err, HasSubstr("received SIGTERM; forwarding it to 3 ranks"));
+  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+}
+
+TEST_F(LauncherTest, SigkillToTheLauncherLeavesNoProcess) {
+  const pid_t launcher =
+      Start({"-n", "3", "--", rank_, "--pidfile", pid_dir(), "--grandchild", "--sleep", "60"});
+  ASSERT_TRUE(WaitForPidFiles(3));
+  ASSERT_EQ(RankPids().size(), 6u);
+  ::kill(launcher, SIGKILL);
+  Finished f = Wait(launcher, std::chrono::seconds(30));
+  EXPECT_EQ(f.signal, SIGKILL);
+  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+}
+
+TEST_F(LauncherTest, TwoConcurrentLaunchesBothSucceed) {
+  const pid_t a = Start({"-n", "2", "--", rank_, "--print-env", "--sleep", "0.5"}, "a");
+  const pid_t b = Start({"-n", "2", "--", rank_, "--print-env", "--sleep", "0.5"}, "b");
+  Finished fa = Wait(a), fb = Wait(b);
+  ASSERT_EQ(fa.exit_code, 0) << fa.err;
+  ASSERT_EQ(fb.exit_code, 0) << fb.err;
+  auto ea = ParseEnv(fa.out), eb = ParseEnv(fb.out);
+  ASSERT_EQ(ea.size(), 2u);
+  ASSERT_EQ(eb.size(), 2u);
+  EXPECT_NE(ea[0]["MASTER_PORT"], eb[0]["MASTER_PORT"]);
+  EXPECT_NE(ea[0]["LAKERUN_RUN_ID"], eb[0]["LAKERUN_RUN_ID"]);
+}
+
+TEST_F(LauncherTest, MaxRestartsRestartsAllRanksAfterAFailure) {
+  Finished f = RunLauncher({"-n", "2", "--max-restarts", "2", "--", rank_, "--print-env", "--pidfile", pid_dir(),
+                            "--fail-rank", "1", "--fail-attempt", "0", "--fail-how", "exit:5", "--sleep", "0.3"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_THAT(f.err, HasSubstr("restarting all 2 ranks (restart 1 of 2) after: rank 1 exited with code 5"));
+  EXPECT_THAT(f.err, Not(HasSubstr("restart 2 of 2")));
+  EXPECT_THAT(f.out, HasSubstr("[rank0] TORCHELASTIC_RESTART_COUNT=1\n"));
+  EXPECT_THAT(f.out, HasSubstr("[rank1] LAKERUN_RESTART_COUNT=1\n"));
+  EXPECT_THAT(f.out, HasSubstr("[rank1] TORCHELASTIC_MAX_RESTARTS=2\n"));
+  EXPECT_TRUE(Exists(PidFile(0, 1)));
+  EXPECT_FALSE(Exists(PidFile(0, 2)));
+}
+
+TEST_F(LauncherTest, RestartsRunOutAndTheLastFailureIsReported) {
+  Finished f = RunLauncher({"-n", "2", "--max-restarts", "1", "--", rank_, "--fail-rank", "0", "--fail-how", "exit:7",
+                            "--sleep", "30"});
+  EXPECT_EQ(f.exit_code, 7) << f.err;
+  EXPECT_THAT(f.err, HasSubstr("restart 1 of 1"));
+  EXPECT_THAT(f.err, HasSubstr("error: rank 0 exited with code 7 (first failure of 2 ranks, after 1 restart)"));
+}
+
+TEST_F(LauncherTest, TimeoutStopsTheRanksWithExitCode124) {
+  Finished f = RunLauncher({"-n", "2", "--timeout", "0.5", "--grace-period", "0.5", "--", rank_, "--pidfile",
+                            pid_dir(), "--sleep", "60"});
+  EXPECT_EQ(f.exit_code, 124) << f.err;
+  EXPECT_THAT(f.err, HasSubstr("timed out"));
+  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+}
+
+// Option errors are checked in this process (RunLaunchCommand is what `lakerun launch` runs): no rank starts.
+int RunCommand(std::vector<std::string> args) {
+  args.insert(args.begin(), "lakerun launch");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return lakerun::launch::RunLaunchCommand(static_cast<int>(args.size()), argv.data());
+}
+
+TEST(LaunchCommandTest, BadInvocationsAreClearErrors) {
+  const std::string rank = LAUNCH_TEST_RANK;
+  EXPECT_THROW_WITH(RunCommand({"-n", "2"}), lakerun::ConfigError, "no program given");
+  EXPECT_THROW_WITH(RunCommand({"-n", "0", "--", rank}), lakerun::InvalidArgument,
+                    "-n/--processes must be at least 1, got 0");
+  EXPECT_THROW_WITH(RunCommand({"-n", "1", "--", "no-such-program-xyz"}), lakerun::ConfigError,
+                    "program 'no-such-program-xyz' not found in PATH");
+  EXPECT_THROW_WITH(RunCommand({"-n", "2", "--ranks", "0,5", "--", rank}), lakerun::InvalidArgument,
+                    "--ranks: rank 5 is outside 0..1");
+  EXPECT_THROW_WITH(RunCommand({"-n", "2", "--ranks", "0,x", "--", rank}), lakerun::InvalidArgument,
+                    "--ranks: 'x' is not a rank number");
+  EXPECT_THROW_WITH(RunCommand({"--grace-period", "-1", "--", rank}), lakerun::InvalidArgument, "--grace-period");
+  EXPECT_THROW_WITH(RunCommand({"-n", "1", "--log-dir", "/proc/version", "--", rank}), lakerun::IoError,
+                    "--log-dir", "/proc/version");
+  EXPECT_EQ(RunCommand({"--no-such-flag", "--", rank}), 2);
+}
+
+TEST_F(LauncherTest, UnmodifiedPythonDdpScriptRuns) {
+  const char* python = std::getenv("LAKERUN_PYTHON");
+  const std::string interpreter = python != nullptr && *python ? python : "/usr/bin/python3";
+  if (!Exists(interpreter)) GTEST_SKIP() << interpreter << " is not installed";
+  Finished f = RunLauncher({"-n", "2", "--", interpreter, std::string(LAUNCH_TESTDATA) + "/ddp_check.py"},
+                           std::chrono::seconds(100));
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  EXPECT_THAT(f.out, HasSubstr("[rank0] ddp ok rank=0 world=2 allreduce_sum=3 weights_equal=True\n"));
+  EXPECT_THAT(f.out, HasSubstr("[rank1] ddp ok rank=1 world=2 allreduce_sum=3 weights_equal=True\n"));
+}
+
+}  // namespace

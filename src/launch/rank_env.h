@@ -1,0 +1,42 @@
+// The environment every rank gets (the rendezvous contract between launcher and ranks).
+//
+// RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK=0, GROUP_WORLD_SIZE=1, ROLE_NAME=default, ROLE_RANK,
+// ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE=True, TORCHELASTIC_RESTART_COUNT,
+// TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID, LAKERUN_RUN_ID, LAKERUN_RESTART_COUNT, LAKERUN_LAUNCHER=1;
+// OMP_NUM_THREADS=max(1, cores / local ranks) and PYTHONUNBUFFERED=1 unless already set; with a GPU,
+// CUDA_VISIBLE_DEVICES=<that GPU>. Extra variables come next; the launcher's own names always win.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lakerun::launch::internal {
+
+struct RankEnvSpec {
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  int local_world_size = 1;
+  std::string master_addr;
+  int master_port = 0;
+  int restart_count = 0;
+  int max_restarts = 0;
+  std::string run_id;
+  /// CUDA_VISIBLE_DEVICES for this rank; empty = inherit.
+  std::string gpu;
+  /// CPU cores available to the launcher (for OMP_NUM_THREADS).
+  int cores = 1;
+  std::map<std::string, std::string> extra;
+};
+
+/// `base` ("KEY=VALUE" entries, normally the launcher's environment) with the rank's variables applied.
+std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& base, const RankEnvSpec& spec);
+
+/// CPUs this process may run on (sched_getaffinity), at least 1.
+int AvailableCores();
+
+/// 16 random hex digits.
+std::string RandomRunId();
+
+}  // namespace lakerun::launch::internal

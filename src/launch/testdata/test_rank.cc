@@ -1,0 +1,115 @@
+// A rank program for the launcher tests. It does what its flags say, in this order:
+//   --print-env            print the launcher's variables as KEY=VALUE lines on stdout
+//   --pidfile DIR          write its pid to DIR/rank<RANK>.attempt<LAKERUN_RESTART_COUNT>.pid
+//   --grandchild           fork a child that sleeps in the same process group (its pid goes to the pid file too)
+//   --ignore-term          ignore SIGTERM (the launcher must escalate to SIGKILL)
+//   --stdout TEXT / --stderr TEXT   print a line; --partial TEXT prints TEXT to stdout without a newline
+//   --fail-rank R [--fail-attempt A] --fail-how exit:N|abort|kill9|segv [--fail-after SECONDS]
+//                          rank R fails that way (on attempt A only, if given) after the delay
+//   --sleep SECONDS        every other rank sleeps that long, then exits 0
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int EnvInt(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : -1;
+}
+
+void SleepSeconds(double seconds) {
+  if (seconds > 0) ::usleep(static_cast<useconds_t>(seconds * 1e6));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  bool print_env = false, grandchild = false, ignore_term = false;
+  std::string pidfile_dir, fail_how;
+  int fail_rank = -1, fail_attempt = -1;
+  double fail_after = 0, sleep_seconds = 0;
+  std::vector<std::pair<std::string, std::string>> output;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "test_rank: %s needs a value\n", a.c_str());
+        std::exit(64);
+      }
+      return args[++i];
+    };
+    if (a == "--print-env") print_env = true;
+    else if (a == "--grandchild") grandchild = true;
+    else if (a == "--ignore-term") ignore_term = true;
+    else if (a == "--pidfile") pidfile_dir = next();
+    else if (a == "--stdout" || a == "--stderr" || a == "--partial") output.emplace_back(a, next());
+    else if (a == "--fail-rank") fail_rank = std::atoi(next().c_str());
+    else if (a == "--fail-attempt") fail_attempt = std::atoi(next().c_str());
+    else if (a == "--fail-how") fail_how = next();
+    else if (a == "--fail-after") fail_after = std::atof(next().c_str());
+    else if (a == "--sleep") sleep_seconds = std::atof(next().c_str());
+    else {
+      std::fprintf(stderr, "test_rank: unknown flag %s\n", a.c_str());
+      return 64;
+    }
+  }
+  const int rank = EnvInt("RANK");
+  const int attempt = EnvInt("LAKERUN_RESTART_COUNT");
+  if (print_env) {
+    for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+                             "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                             "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
+                             "TORCHELASTIC_RUN_ID", "LAKERUN_RUN_ID", "LAKERUN_RESTART_COUNT", "LAKERUN_LAUNCHER",
+                             "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LAKERUN_TEST_EXTRA"}) {
+      const char* v = std::getenv(name);
+      std::printf("%s=%s\n", name, v != nullptr ? v : "<unset>");
+    }
+    std::printf("PGID_IS_PID=%d\n", ::getpgrp() == ::getpid() ? 1 : 0);
+    std::fflush(stdout);
+  }
+  std::string pids = std::to_string(::getpid()) + "\n";
+  if (grandchild) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::sleep(300);
+      _exit(0);
+    }
+    pids += std::to_string(child) + "\n";
+  }
+  if (ignore_term) ::signal(SIGTERM, SIG_IGN);
+  if (!pidfile_dir.empty()) {
+    const std::string path = pidfile_dir + "/rank" + std::to_string(rank) + ".attempt" + std::to_string(attempt);
+    FILE* f = std::fopen((path + ".tmp").c_str(), "w");
+    if (f == nullptr) return 65;
+    std::fputs(pids.c_str(), f);
+    std::fclose(f);
+    std::rename((path + ".tmp").c_str(), (path + ".pid").c_str());  // appears complete or not at all
+  }
+  for (const auto& [kind, text] : output) {
+    if (kind == "--stdout") std::printf("%s\n", text.c_str());
+    if (kind == "--stderr") std::fprintf(stderr, "%s\n", text.c_str());
+    if (kind == "--partial") std::printf("%s", text.c_str());
+  }
+  std::fflush(stdout);
+  const bool fails = rank == fail_rank && (fail_attempt < 0 || fail_attempt == attempt);
+  if (fails) {
+    SleepSeconds(fail_after);
+    std::fprintf(stderr, "rank %d is about to fail: %s\n", rank, fail_how.c_str());
+    std::fflush(stderr);
+    if (fail_how.rfind("exit:", 0) == 0) return std::atoi(fail_how.c_str() + 5);
+    if (fail_how == "abort") std::abort();
+    if (fail_how == "kill9") ::kill(::getpid(), SIGKILL);
+    if (fail_how == "segv") ::raise(SIGSEGV);
+    std::fprintf(stderr, "test_rank: unknown --fail-how %s\n", fail_how.c_str());
+    return 64;
+  }
+  SleepSeconds(sleep_seconds);
+  return 0;
+}
