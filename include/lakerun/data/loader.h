@@ -1,0 +1,128 @@
+// The training loader: a table (RowSource) to batches of at::Tensor on one rank.
+//
+//   auto source = lakerun::data::OpenParquet("/data/fashion_mnist", {.columns = {"image", "label"}});
+//   lakerun::data::LoaderOptions opts;
+//   opts.batch_size = 100;
+//   opts.rank = rank;  opts.world_size = world_size;     // two integers; data never talks to dist
+//   lakerun::data::Loader loader(source, opts);
+//   for (uint64_t epoch = 0; epoch < 10; ++epoch) {
+//     loader.SetEpoch(epoch);
+//     while (auto batch = loader.Next()) Train(batch->at("image"), batch->at("label"));
+//   }
+//   checkpoint["loader"] = loader.state_dict().ToMap();  // resume: loader.load_state_dict(LoaderState::FromMap(..))
+//
+// Guarantees (docs/data.md): every rank yields the same number of batches; the global order depends only on
+// (seed, epoch); resume yields exactly the samples not yet yielded; decoding runs on an owned pool of num_threads
+// threads, at most prefetch_batches batches ahead, with decoded row groups cached up to cache_bytes; every wait is
+// bounded by `timeout`; a worker's error reaches Next() with the rank and batch prefixed.
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lakerun/data/epoch_plan.h"
+#include "lakerun/data/image_options.h"
+#include "lakerun/data/loader_state.h"
+#include "lakerun/data/row_source.h"
+#include "lakerun/data/shuffle.h"
+
+namespace lakerun::data {
+
+/// One batch: a tensor per projected column (first dimension = batch size), and the table rows it holds.
+struct Batch {
+  std::map<std::string, at::Tensor> tensors;
+  at::Tensor sample_ids;  ///< int64 [B]: table row of each sample
+  uint64_t epoch = 0;
+  uint64_t index = 0;  ///< batch index within this rank's epoch
+
+  /// The tensor of `column`; throws InvalidArgument naming it when absent.
+  const at::Tensor& at(const std::string& column) const;
+  int64_t size() const { return sample_ids.defined() ? sample_ids.size(0) : 0; }
+};
+
+/// A user transform applied to every batch on the decoding threads (after collation, before the device copy).
+using BatchTransform = std::function<void(Batch&)>;
+
+struct LoaderOptions {
+  int64_t batch_size = 32;
+  /// This process's place among the ranks (from lakerun::dist, torchrun's RANK / WORLD_SIZE, ...).
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  RemainderPolicy remainder = RemainderPolicy::kPad;
+  /// Drop each rank's last partial batch (the same on every rank, so batch counts stay equal).
+  bool drop_last = false;
+  uint64_t seed = 0;
+  ShuffleOptions shuffle;
+  /// Decoding threads (0: decode on the calling thread inside Next()).
+  size_t num_threads = 2;
+  /// Batches decoded ahead of the consumer (the prefetch queue's capacity). At least 1.
+  size_t prefetch_batches = 4;
+  /// Decoded row groups kept for reuse. Memory ceiling ~ cache_bytes + (prefetch_batches + num_threads) x
+  /// (batch bytes + the row groups one batch touches).
+  size_t cache_bytes = size_t{256} << 20;
+  /// Bound on every wait (a batch, another thread's read of a row group).
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  /// Binary columns to decode as JPEG/PNG images, by column name. Other binary columns are an error.
+  std::map<std::string, ImageOptions> images;
+  std::vector<BatchTransform> transforms;
+  /// Where batches end up. CUDA: collated into pinned memory and copied with non_blocking = true.
+  c10::Device device = c10::Device(c10::kCPU);
+};
+
+class Loader {
+ public:
+  /// Plans epoch 0. Throws InvalidArgument / ConfigError (naming the option and the rank) for bad options.
+  Loader(std::shared_ptr<const RowSource> source, LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  /// Starts `epoch` from its beginning, discarding prefetched batches.
+  void SetEpoch(uint64_t epoch);
+  uint64_t epoch() const { return state_.epoch; }
+
+  /// The next batch of this rank's epoch; std::nullopt at its end. Rethrows a decoding error with the rank, the
+  /// batch and the file prefixed; throws IoError when a batch is not ready within `timeout`.
+  std::optional<Batch> Next();
+
+  /// Samples and batches this rank yields in the current epoch (the same on every rank).
+  uint64_t samples_per_epoch() const;
+  uint64_t batches_per_epoch() const;
+  uint64_t num_rows() const { return num_rows_; }
+
+  /// The position after the last batch Next() returned.
+  LoaderState state_dict() const { return state_; }
+  /// Continues from a saved position (also saved under another world size: elastic resume). Throws InvalidArgument
+  /// when the state belongs to another table or seed.
+  void load_state_dict(const LoaderState& state);
+
+ private:
+  struct Shared;       // source, cache and collation settings, shared with the decoding tasks
+  class Prefetcher;    // the owned pool and the bounded queue of batches in flight
+  void StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip);
+  void TopUp();
+  std::string RankPrefix() const;
+
+  LoaderOptions options_;
+  uint64_t num_rows_ = 0;
+  LoaderState state_;
+  std::unique_ptr<EpochPlan> plan_;
+  uint64_t sample_end_ = 0;   // samples of the plan that go into batches (drop_last trims the tail)
+  uint64_t next_submit_ = 0;  // next sample of the plan to hand to a decoding task
+  uint64_t next_batch_ = 0;   // batch index (within the epoch) of the next task
+  std::exception_ptr failure_;  // a failed Next(), rethrown until the next SetEpoch / load_state_dict
+  std::shared_ptr<Shared> shared_;
+  std::unique_ptr<Prefetcher> prefetcher_;  // declared last: destroyed (joined) first
+};
+
+}  // namespace lakerun::data

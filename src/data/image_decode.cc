@@ -1,0 +1,207 @@
+#include "image_decode.h"
+
+#include <jpeglib.h>
+#include <png.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+
+#include "lakerun/base/error.h"
+#include "lakerun/data/shuffle.h"
+
+namespace lakerun::data {
+namespace {
+
+struct JpegError {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void JpegErrorExit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+DecodedImage DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_side,
+                        const std::string& what) {
+  jpeg_decompress_struct cinfo;
+  JpegError err;
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = JpegErrorExit;
+  err.mgr.output_message = [](j_common_ptr) {};
+  DecodedImage image;  // constructed before setjmp; only POD locals change after it
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    LAKERUN_THROW(CorruptDataError, what, ": bad JPEG: ", err.message);
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, const_cast<unsigned char*>(data), static_cast<unsigned long>(size));
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  if (min_short_side > 0) {
+    const unsigned short_side = std::min(cinfo.image_width, cinfo.image_height);
+    unsigned denom = 8;
+    while (denom > 1 && short_side / denom < static_cast<unsigned>(min_short_side)) denom /= 2;
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = denom;
+  }
+  cinfo.dct_method = JDCT_ISLOW;
+  jpeg_start_decompress(&cinfo);
+  image.height = static_cast<int>(cinfo.output_height);
+  image.width = static_cast<int>(cinfo.output_width);
+  image.channels = channels;
+  image.pixels.resize(static_cast<size_t>(image.height) * image.width * channels);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = image.pixels.data() + static_cast<size_t>(cinfo.output_scanline) * image.width * channels;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return image;
+}
+
+DecodedImage DecodePng(const uint8_t* data, size_t size, int channels, const std::string& what) {
+  png_image png;
+  std::memset(&png, 0, sizeof(png));
+  png.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&png, data, size)) {
+    const std::string message = png.message;
+    png_image_free(&png);
+    LAKERUN_THROW(CorruptDataError, what, ": bad PNG: ", message);
+  }
+  png.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  DecodedImage image;
+  image.height = static_cast<int>(png.height);
+  image.width = static_cast<int>(png.width);
+  image.channels = channels;
+  image.pixels.resize(PNG_IMAGE_SIZE(png));
+  if (!png_image_finish_read(&png, nullptr, image.pixels.data(), 0, nullptr)) {
+    const std::string message = png.message;
+    png_image_free(&png);
+    LAKERUN_THROW(CorruptDataError, what, ": bad PNG: ", message);
+  }
+  return image;
+}
+
+constexpr uint64_t kCropYStream = 0x63726f7079ULL;
+constexpr uint64_t kCropXStream = 0x63726f7078ULL;
+constexpr uint64_t kFlipStream = 0x666c6970ULL;
+
+}  // namespace
+
+DecodedImage DecodeImage(const uint8_t* data, size_t size, int channels, int min_short_side,
+                         const std::string& what) {
+  LAKERUN_CHECK(channels == 1 || channels == 3, what, ": image channels must be 1 or 3, got ", channels);
+  if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
+    return DecodeJpeg(data, size, channels, min_short_side, what);
+  }
+  static const uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (size >= 8 && std::memcmp(data, kPngMagic, 8) == 0) return DecodePng(data, size, channels, what);
+  LAKERUN_THROW(CorruptDataError, what, ": ", size, " bytes are neither JPEG nor PNG (unknown magic)");
+}
+
+namespace {
+// Size after the shorter-side resize.
+void ResizedSize(const ImageOptions& o, int height, int width, int* rh, int* rw) {
+  if (o.resize <= 0) {
+    *rh = height;
+    *rw = width;
+    return;
+  }
+  const double scale = static_cast<double>(o.resize) / std::min(height, width);
+  *rh = std::max(1, static_cast<int>(std::lround(height * scale)));
+  *rw = std::max(1, static_cast<int>(std::lround(width * scale)));
+  if (height <= width) *rh = o.resize; else *rw = o.resize;
+}
+}  // namespace
+
+void OutputSize(const ImageOptions& options, int height, int width, int* out_height, int* out_width) {
+  ResizedSize(options, height, width, out_height, out_width);
+  if (options.crop_height > 0) *out_height = options.crop_height;
+  if (options.crop_width > 0) *out_width = options.crop_width;
+}
+
+void TransformImage(const DecodedImage& image, const ImageOptions& o, uint64_t random, int out_h, int out_w,
+                    void* out) {
+  int rh, rw;
+  ResizedSize(o, image.height, image.width, &rh, &rw);
+  // Crops larger than the resized image read clamped edge pixels (the crop extends past the border).
+  const int slack_y = rh - out_h, slack_x = rw - out_w;
+  int top = slack_y / 2, left = slack_x / 2;
+  if (o.random_crop) {
+    top = slack_y > 0 ? static_cast<int>(Bounded(Mix64(random ^ kCropYStream), slack_y + 1)) : slack_y / 2;
+    left = slack_x > 0 ? static_cast<int>(Bounded(Mix64(random ^ kCropXStream), slack_x + 1)) : slack_x / 2;
+  }
+  const bool flip = o.flip_probability > 0 &&
+                    static_cast<double>(Mix64(random ^ kFlipStream) >> 11) * 0x1.0p-53 < o.flip_probability;
+  const int c_count = image.channels;
+  const double sy = static_cast<double>(image.height) / rh, sx = static_cast<double>(image.width) / rw;
+  const bool identity = rh == image.height && rw == image.width;
+  const size_t plane = static_cast<size_t>(out_h) * out_w;
+  auto* out_u8 = static_cast<uint8_t*>(out);
+  auto* out_f = static_cast<float*>(out);
+  std::vector<float> scale(c_count, 1.0f / 255), shift(c_count, 0.0f);
+  if (o.to_float) {
+    for (int c = 0; c < c_count; ++c) {
+      const float mean = o.mean.empty() ? 0.0f : o.mean[c % o.mean.size()];
+      const float stdv = o.std.empty() ? 1.0f : o.std[c % o.std.size()];
+      scale[c] = 1.0f / (255.0f * stdv);
+      shift[c] = -mean / stdv;
+    }
+  }
+  // Precompute source columns (and weights) once per image.
+  std::vector<int> x0(out_w), x1(out_w);
+  std::vector<float> wx(out_w);
+  for (int x = 0; x < out_w; ++x) {
+    const int rx = std::clamp(left + (flip ? out_w - 1 - x : x), 0, rw - 1);
+    if (identity) {
+      x0[x] = x1[x] = rx;
+      wx[x] = 0;
+      continue;
+    }
+    const double fx = std::max(0.0, (rx + 0.5) * sx - 0.5);
+    x0[x] = std::min(static_cast<int>(fx), image.width - 1);
+    x1[x] = std::min(x0[x] + 1, image.width - 1);
+    wx[x] = static_cast<float>(fx - x0[x]);
+  }
+  const uint8_t* px = image.pixels.data();
+  const size_t stride = static_cast<size_t>(image.width) * c_count;
+  for (int y = 0; y < out_h; ++y) {
+    const int ry = std::clamp(top + y, 0, rh - 1);
+    int y0 = ry, y1 = ry;
+    float wy = 0;
+    if (!identity) {
+      const double fy = std::max(0.0, (ry + 0.5) * sy - 0.5);
+      y0 = std::min(static_cast<int>(fy), image.height - 1);
+      y1 = std::min(y0 + 1, image.height - 1);
+      wy = static_cast<float>(fy - y0);
+    }
+    const uint8_t* row0 = px + y0 * stride;
+    const uint8_t* row1 = px + y1 * stride;
+    for (int x = 0; x < out_w; ++x) {
+      for (int c = 0; c < c_count; ++c) {
+        float v;
+        if (identity) {
+          v = row0[x0[x] * c_count + c];
+        } else {
+          const float a = row0[x0[x] * c_count + c] + wx[x] * (row0[x1[x] * c_count + c] - row0[x0[x] * c_count + c]);
+          const float b = row1[x0[x] * c_count + c] + wx[x] * (row1[x1[x] * c_count + c] - row1[x0[x] * c_count + c]);
+          v = a + wy * (b - a);
+        }
+        const size_t at = c * plane + static_cast<size_t>(y) * out_w + x;
+        if (o.to_float) {
+          out_f[at] = v * scale[c] + shift[c];
+        } else {
+          out_u8[at] = static_cast<uint8_t>(std::clamp(v + 0.5f, 0.0f, 255.0f));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace lakerun::data

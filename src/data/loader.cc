@@ -1,0 +1,198 @@
+#include "lakerun/data/loader.h"
+
+#include <ATen/Context.h>
+#include <ATen/Tensor.h>
+
+#include <atomic>
+#include <deque>
+#include <future>
+
+#include "collate.h"
+#include "error_context.h"
+#include "lakerun/base/error.h"
+#include "lakerun/base/thread_pool.h"
+#include "unit_cache.h"
+
+namespace lakerun::data {
+
+const at::Tensor& Batch::at(const std::string& column) const {
+  const auto it = tensors.find(column);
+  if (it == tensors.end()) {
+    std::string names;
+    for (const auto& [name, t] : tensors) names += (names.empty() ? "" : ", ") + name;
+    LAKERUN_THROW(InvalidArgument, "batch has no column '", column, "' (columns: ", names, ")");
+  }
+  return it->second;
+}
+
+struct Loader::Shared {
+  Shared(std::shared_ptr<const RowSource> s, const LoaderOptions& o)
+      : source(std::move(s)), options(o), cache(*source, o.cache_bytes, o.timeout) {}
+  std::shared_ptr<const RowSource> source;
+  LoaderOptions options;
+  UnitCache cache;
+  CollateSpec spec;
+  std::atomic<uint64_t> generation{0};  // tasks of an older generation (a previous epoch) do no work
+};
+
+class Loader::Prefetcher {
+ public:
+  explicit Prefetcher(size_t threads) : pool(threads, "lakerun-data") {}
+  struct Pending {
+    uint64_t index;
+    std::future<Batch> batch;
+  };
+  std::deque<Pending> pending;  // at most prefetch_batches entries
+  ThreadPool pool;              // declared last: joined before `pending` goes away
+};
+
+Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) : options_(std::move(options)) {
+  LAKERUN_CHECK(source != nullptr, "Loader needs a source");
+  LAKERUN_CHECK(options_.world_size > 0, "world_size must be positive, got ", options_.world_size);
+  LAKERUN_CHECK(options_.rank >= 0 && options_.rank < options_.world_size, "rank ", options_.rank,
+                " is out of range for world_size ", options_.world_size);
+  LAKERUN_CHECK(options_.batch_size > 0, RankPrefix(), "batch_size must be positive, got ", options_.batch_size);
+  LAKERUN_CHECK(options_.prefetch_batches > 0, RankPrefix(), "prefetch_batches must be at least 1");
+  LAKERUN_CHECK(options_.timeout.count() > 0, RankPrefix(), "timeout must be positive");
+  if (options_.device.is_cuda()) {
+    LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), RankPrefix(), "device ", options_.device.str(),
+                     " requested but this libtorch has no CUDA device");
+  } else {
+    LAKERUN_CHECK_AS(ConfigError, options_.device.is_cpu(), RankPrefix(), "unsupported device ",
+                     options_.device.str());
+  }
+  num_rows_ = source->num_rows();
+  shared_ = std::make_shared<Shared>(source, options_);
+  CollateSpec& spec = shared_->spec;
+  spec.source = source.get();
+  spec.seed = options_.seed;
+  spec.pinned = options_.device.is_cuda();
+  for (size_t u = 0; u <= source->num_units(); ++u) spec.unit_starts.push_back(source->unit_start(u));
+  LAKERUN_CHECK_AS(CorruptDataError, spec.unit_starts.back() == num_rows_, RankPrefix(), "source units end at row ",
+                   spec.unit_starts.back(), " but the source has ", num_rows_, " rows");
+  for (const ColumnInfo& column : source->columns()) {
+    const auto it = shared_->options.images.find(column.name);
+    if (it != shared_->options.images.end()) {
+      LAKERUN_CHECK(column.type == ElementType::kBinary, RankPrefix(), "column '", column.name, "' is ",
+                    ToString(column.type), ", not binary: it cannot be decoded as an image");
+      const ImageOptions& io = it->second;
+      LAKERUN_CHECK(io.channels == 1 || io.channels == 3, RankPrefix(), "column '", column.name,
+                    "': image channels must be 1 or 3, got ", io.channels);
+      LAKERUN_CHECK((io.crop_height > 0) == (io.crop_width > 0), RankPrefix(), "column '", column.name,
+                    "': set both crop_height and crop_width, or neither");
+      spec.images.push_back(&it->second);
+    } else {
+      LAKERUN_CHECK_AS(NotImplemented, column.type != ElementType::kBinary, RankPrefix(), "column '", column.name,
+                       "' holds variable-length binary values: decode it as an image (LoaderOptions::images) or "
+                       "leave it out of the projection");
+      spec.images.push_back(nullptr);
+    }
+  }
+  for (const auto& [name, io] : options_.images) {
+    bool found = false;
+    for (const ColumnInfo& column : source->columns()) found = found || column.name == name;
+    LAKERUN_CHECK(found, RankPrefix(), "image options name column '", name, "', which the source does not have");
+  }
+  prefetcher_ = std::make_unique<Prefetcher>(options_.num_threads);
+  StartPlan(0, ResumePoint{static_cast<uint64_t>(options_.world_size), 0}, 0);
+}
+
+Loader::~Loader() {
+  if (shared_) shared_->generation.fetch_add(1);  // queued tasks return at once; the pool then joins
+}
+
+std::string Loader::RankPrefix() const {
+  return StrCat("rank ", options_.rank, " of ", options_.world_size, ": ");
+}
+
+void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
+  shared_->generation.fetch_add(1);
+  prefetcher_->pending.clear();
+  failure_ = nullptr;
+  const auto world = static_cast<uint64_t>(options_.world_size);
+  plan_ = std::make_unique<EpochPlan>(num_rows_, world, static_cast<uint64_t>(options_.rank), options_.remainder,
+                                      options_.seed, epoch, options_.shuffle, from);
+  LAKERUN_CHECK(skip <= plan_->size(), RankPrefix(), "resume skips ", skip, " samples of a plan of ", plan_->size());
+  state_ = LoaderState{epoch, options_.seed, num_rows_, world, static_cast<uint64_t>(options_.rank), skip,
+                       plan_->from().world_size, plan_->from().samples_yielded};
+  const auto batch = static_cast<uint64_t>(options_.batch_size);
+  next_submit_ = skip;
+  next_batch_ = (skip + batch - 1) / batch;
+  sample_end_ = options_.drop_last ? skip + (plan_->size() - skip) / batch * batch : plan_->size();
+}
+
+void Loader::SetEpoch(uint64_t epoch) {
+  StartPlan(epoch, ResumePoint{static_cast<uint64_t>(options_.world_size), 0}, 0);
+}
+
+uint64_t Loader::samples_per_epoch() const { return sample_end_; }
+
+uint64_t Loader::batches_per_epoch() const {
+  const auto batch = static_cast<uint64_t>(options_.batch_size);
+  return (sample_end_ + batch - 1) / batch;
+}
+
+void Loader::TopUp() {
+  const auto batch = static_cast<uint64_t>(options_.batch_size);
+  while (prefetcher_->pending.size() < options_.prefetch_batches && next_submit_ < sample_end_) {
+    const uint64_t end = std::min(sample_end_, next_submit_ + batch);
+    std::vector<uint64_t> ids;
+    ids.reserve(end - next_submit_);
+    for (uint64_t i = next_submit_; i < end; ++i) ids.push_back(plan_->SampleAt(i));
+    const uint64_t index = next_batch_++;
+    next_submit_ = end;
+    const uint64_t generation = shared_->generation.load();
+    const uint64_t epoch = state_.epoch;
+    const std::string context = StrCat(RankPrefix(), "epoch ", epoch, " batch ", index, ": ");
+    auto task = [shared = shared_, ids = std::move(ids), generation, epoch, index, context]() -> Batch {
+      if (shared->generation.load() != generation) return Batch{};  // discarded by SetEpoch or the destructor
+      try {
+        Batch out = Collate(shared->spec, shared->cache, ids, epoch);
+        out.epoch = epoch;
+        out.index = index;
+        for (const BatchTransform& transform : shared->options.transforms) transform(out);
+        return out;
+      } catch (...) {
+        RethrowWithContext(context);
+      }
+    };
+    prefetcher_->pending.push_back({index, prefetcher_->pool.Submit(std::move(task))});
+  }
+}
+
+std::optional<Batch> Loader::Next() {
+  if (failure_) std::rethrow_exception(failure_);
+  TopUp();
+  if (prefetcher_->pending.empty()) return std::nullopt;
+  Prefetcher::Pending next = std::move(prefetcher_->pending.front());
+  prefetcher_->pending.pop_front();
+  Batch batch;
+  try {
+    if (next.batch.wait_for(options_.timeout) != std::future_status::ready) {
+      LAKERUN_THROW(IoError, RankPrefix(), "epoch ", state_.epoch, " batch ", next.index, " was not decoded within ",
+                    options_.timeout.count(), " ms");
+    }
+    batch = next.batch.get();
+  } catch (...) {
+    // The loader stays failed (every later Next rethrows) until SetEpoch or load_state_dict.
+    failure_ = std::current_exception();
+    throw;
+  }
+  state_.samples_yielded += static_cast<uint64_t>(batch.size());
+  TopUp();  // keep the pool busy while the caller trains on this batch
+  if (options_.device.is_cuda()) {
+    for (auto& [name, tensor] : batch.tensors) tensor = tensor.to(options_.device, /*non_blocking=*/true);
+  }
+  return batch;
+}
+
+void Loader::load_state_dict(const LoaderState& saved) {
+  LAKERUN_CHECK(saved.num_samples == num_rows_, RankPrefix(), "loader state is for a table of ", saved.num_samples,
+                " rows, this source has ", num_rows_);
+  LAKERUN_CHECK(saved.seed == options_.seed, RankPrefix(), "loader state has seed ", saved.seed,
+                ", this loader uses seed ", options_.seed);
+  const Continuation c = ContinueFrom(saved, static_cast<uint64_t>(options_.world_size));
+  StartPlan(saved.epoch, c.from, c.skip);
+}
+
+}  // namespace lakerun::data

@@ -1,0 +1,275 @@
+#include "lakerun/data/loader.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "lakerun/base/error.h"
+#include "lakerun_testing/matchers.h"
+
+namespace lakerun::data {
+namespace {
+
+// A table whose "id" column holds the row index, "x" a [2, 3] float block derived from it, "pixels" 4 bytes.
+std::shared_ptr<MemoryRowSource> Table(int64_t rows, uint64_t unit_rows, const std::string& name = "table") {
+  MemoryRowSource::Column id{{"id", ElementType::kInt64, {}}, std::vector<uint8_t>(rows * 8), {}};
+  MemoryRowSource::Column x{{"x", ElementType::kFloat32, {2, 3}}, std::vector<uint8_t>(rows * 24), {}};
+  MemoryRowSource::Column px{{"pixels", ElementType::kUInt8, {4}}, std::vector<uint8_t>(rows * 4), {}};
+  for (int64_t i = 0; i < rows; ++i) {
+    std::memcpy(id.bytes.data() + i * 8, &i, 8);
+    for (int k = 0; k < 6; ++k) {
+      const float v = static_cast<float>(i) + 0.5f * k;
+      std::memcpy(x.bytes.data() + i * 24 + k * 4, &v, 4);
+    }
+    for (int k = 0; k < 4; ++k) px.bytes[i * 4 + k] = static_cast<uint8_t>(i + k);
+  }
+  return std::make_shared<MemoryRowSource>(std::vector<MemoryRowSource::Column>{id, x, px}, unit_rows, name);
+}
+
+// All batches of one epoch on one rank, checking each batch's tensors against its sample ids.
+std::vector<std::vector<int64_t>> Drain(Loader& loader) {
+  std::vector<std::vector<int64_t>> batches;
+  while (auto batch = loader.Next()) {
+    const at::Tensor& id = batch->at("id");
+    EXPECT_TRUE(at::equal(id, batch->sample_ids));
+    const at::Tensor& x = batch->at("x");
+    EXPECT_EQ(x.sizes(), (at::IntArrayRef{batch->size(), 2, 3}));
+    if (batch->size() > 0) {
+      EXPECT_TRUE(at::allclose(x.select(1, 1).select(1, 2), id.to(at::kFloat) + 2.5f));
+      EXPECT_TRUE(at::equal(batch->at("pixels").select(1, 3), (id + 3).remainder(256).to(at::kByte)));
+    }
+    batches.emplace_back(id.data_ptr<int64_t>(), id.data_ptr<int64_t>() + id.numel());
+  }
+  return batches;
+}
+
+TEST(LoaderTest, EveryRankYieldsTheSameBatchesAndCoverageIsExact) {
+  for (int64_t rows : {0, 1, 3, 7, 100}) {
+    for (uint64_t unit_rows : {1, 3, 1000}) {
+      auto source = Table(rows, unit_rows);
+      for (int64_t world = 1; world <= 8; ++world) {
+        for (RemainderPolicy policy : {RemainderPolicy::kPad, RemainderPolicy::kDrop}) {
+          for (int64_t batch_size : {1, 4, 32}) {
+            for (bool drop_last : {false, true}) {
+              SCOPED_TRACE(testing::Message() << "rows=" << rows << " unit_rows=" << unit_rows << " world=" << world
+                                              << " " << ToString(policy) << " batch=" << batch_size
+                                              << " drop_last=" << drop_last);
+              std::map<int64_t, int> counts;
+              size_t expected_batches = SIZE_MAX;
+              for (int64_t rank = 0; rank < world; ++rank) {
+                LoaderOptions o;
+                o.batch_size = batch_size;
+                o.rank = rank;
+                o.world_size = world;
+                o.remainder = policy;
+                o.drop_last = drop_last;
+                o.num_threads = rank % 2;  // inline and pooled decoding give the same batches
+                o.shuffle = {true, 2, 2};
+                Loader loader(source, o);
+                const auto batches = Drain(loader);
+                ASSERT_EQ(batches.size(), loader.batches_per_epoch());
+                if (expected_batches == SIZE_MAX) expected_batches = batches.size();
+                ASSERT_EQ(batches.size(), expected_batches);
+                for (const auto& b : batches) {
+                  for (int64_t id : b) ++counts[id];
+                }
+              }
+              if (policy == RemainderPolicy::kDrop && !drop_last) {
+                ASSERT_EQ(counts.size(), static_cast<size_t>(rows - rows % world));
+                for (const auto& [id, c] : counts) ASSERT_EQ(c, 1) << id;
+              }
+              if (policy == RemainderPolicy::kPad && !drop_last) ASSERT_EQ(counts.size(), static_cast<size_t>(rows));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The global order (ranks' batches concatenated in rank order) depends only on (seed, epoch): not on the number of
+// threads, ranks or units.
+TEST(LoaderTest, GlobalOrderIsTheSameForAnyThreadsWorldSizeAndLayout) {
+  const int64_t rows = 960;
+  std::vector<int64_t> reference;
+  for (uint64_t unit_rows : {7, 100, 960}) {
+    auto source = Table(rows, unit_rows);
+    for (size_t threads : {0, 1, 3}) {
+      for (int64_t world : {1, 2, 3, 8}) {
+        std::vector<int64_t> order;
+        for (int64_t rank = 0; rank < world; ++rank) {
+          LoaderOptions o;
+          o.batch_size = 10;
+          o.rank = rank;
+          o.world_size = world;
+          o.num_threads = threads;
+          o.prefetch_batches = 3;
+          o.seed = 1234;
+          o.shuffle = {true, 16, 4};
+          Loader loader(source, o);
+          loader.SetEpoch(5);
+          for (const auto& b : Drain(loader)) order.insert(order.end(), b.begin(), b.end());
+        }
+        if (reference.empty()) {
+          reference = order;
+          const auto global = GlobalOrder(rows, 1234, 5, {true, 16, 4}).Materialize();
+          ASSERT_TRUE(std::equal(reference.begin(), reference.end(), global.begin()));
+        }
+        ASSERT_EQ(order, reference) << "units of " << unit_rows << ", " << threads << " threads, world " << world;
+      }
+    }
+  }
+}
+
+TEST(LoaderTest, EpochsDifferAndRepeat) {
+  auto source = Table(200, 50);
+  LoaderOptions o;
+  o.batch_size = 50;
+  Loader loader(source, o);
+  const auto e0 = Drain(loader);
+  loader.SetEpoch(1);
+  const auto e1 = Drain(loader);
+  loader.SetEpoch(0);
+  EXPECT_EQ(Drain(loader), e0);
+  EXPECT_NE(e0, e1);
+}
+
+TEST(LoaderTest, ResumeMidEpochYieldsExactlyTheRest) {
+  auto source = Table(1000, 64);
+  for (int64_t world : {1, 3}) {
+    for (int64_t rank = 0; rank < world; ++rank) {
+      LoaderOptions o;
+      o.batch_size = 16;
+      o.rank = rank;
+      o.world_size = world;
+      o.seed = 9;
+      o.shuffle = {true, 32, 2};
+      Loader full(source, o);
+      full.SetEpoch(2);
+      const auto all = Drain(full);
+      for (size_t cut : {size_t{0}, size_t{1}, all.size() / 2, all.size()}) {
+        Loader first(source, o);
+        first.SetEpoch(2);
+        for (size_t i = 0; i < cut; ++i) ASSERT_TRUE(first.Next().has_value());
+        const auto saved = LoaderState::FromMap(first.state_dict().ToMap());
+        EXPECT_EQ(saved.samples_yielded, std::min<uint64_t>(cut * 16, full.samples_per_epoch()));
+        Loader resumed(source, o);
+        resumed.load_state_dict(saved);
+        const auto rest = Drain(resumed);
+        ASSERT_EQ(rest, std::vector<std::vector<int64_t>>(all.begin() + cut, all.end())) << "cut " << cut;
+      }
+    }
+  }
+}
+
+TEST(LoaderTest, ElasticResumeOnAnotherWorldSizeYieldsTheRemainingSamples) {
+  auto source = Table(999, 100);
+  std::multiset<int64_t> yielded;
+  std::vector<LoaderState> states;
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    LoaderOptions o;
+    o.batch_size = 10;
+    o.rank = rank;
+    o.world_size = 4;
+    o.remainder = RemainderPolicy::kDrop;
+    Loader loader(source, o);
+    for (int i = 0; i < 7; ++i) {
+      auto b = loader.Next();
+      for (int64_t k = 0; k < b->size(); ++k) yielded.insert(b->sample_ids[k].item<int64_t>());
+    }
+    states.push_back(loader.state_dict());
+  }
+  std::multiset<int64_t> rest;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    LoaderOptions o;
+    o.batch_size = 10;
+    o.rank = rank;
+    o.world_size = 2;
+    o.remainder = RemainderPolicy::kDrop;
+    Loader loader(source, o);
+    loader.load_state_dict(states[0]);
+    for (const auto& b : Drain(loader)) rest.insert(b.begin(), b.end());
+  }
+  // 999 drop on 4 ranks: 249 per rank, 70 yielded; the remaining 4 * 179 = 716 split evenly over 2 ranks.
+  EXPECT_EQ(rest.size(), 716u);
+  for (int64_t id : rest) EXPECT_EQ(yielded.count(id), 0u) << id;
+  std::set<int64_t> all(yielded.begin(), yielded.end());
+  all.insert(rest.begin(), rest.end());
+  EXPECT_EQ(all.size(), 996u);
+}
+
+TEST(LoaderTest, StateOfAnotherTableOrSeedIsRejected) {
+  auto source = Table(100, 10);
+  Loader loader(source, {});
+  LoaderState state = loader.state_dict();
+  state.num_samples = 99;
+  EXPECT_THROW_WITH(loader.load_state_dict(state), InvalidArgument, "rank 0 of 1", "99 rows");
+  state = loader.state_dict();
+  state.seed = 5;
+  EXPECT_THROW_WITH(loader.load_state_dict(state), InvalidArgument, "seed 5");
+}
+
+TEST(LoaderTest, CorruptUnitReachesTheConsumerWithRankAndFileAndDoesNotHang) {
+  for (size_t threads : {0, 2}) {
+    auto source = Table(400, 50, "part-0.parquet");
+    source->FailUnit(3);
+    LoaderOptions o;
+    o.batch_size = 25;
+    o.rank = 2;
+    o.world_size = 4;
+    o.num_threads = threads;
+    o.shuffle.enabled = false;  // rank 2 reads rows 200-299: units 4 and 5 only
+    o.timeout = std::chrono::seconds(20);
+    {
+      Loader loader(source, o);
+      EXPECT_EQ(Drain(loader).size(), 4u);
+    }
+    o.rank = 1;  // rows 100-199: unit 3 is the second one
+    Loader loader(source, o);
+    ASSERT_TRUE(loader.Next().has_value());
+    ASSERT_TRUE(loader.Next().has_value());
+    EXPECT_THROW_WITH(loader.Next(), CorruptDataError, "rank 1 of 4", "batch 2", "part-0.parquet unit 3");
+    EXPECT_THROW_WITH(loader.Next(), CorruptDataError, "part-0.parquet unit 3");  // stays failed, never hangs
+    loader.SetEpoch(1);  // a new epoch starts clean (and fails again on the same unit when it gets there)
+  }
+}
+
+TEST(LoaderTest, TransformsRunOnEveryBatch) {
+  auto source = Table(64, 16);
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.transforms.push_back([](Batch& b) { b.tensors["x2"] = b.tensors.at("x") * 2; });
+  Loader loader(source, o);
+  int batches = 0;
+  while (auto b = loader.Next()) {
+    EXPECT_TRUE(at::allclose(b->at("x2"), b->at("x") * 2));
+    ++batches;
+  }
+  EXPECT_EQ(batches, 8);
+}
+
+TEST(LoaderTest, BadOptionsAreRejectedWithTheRank) {
+  auto source = Table(10, 5);
+  LoaderOptions o;
+  o.rank = 4;
+  o.world_size = 4;
+  EXPECT_THROW_WITH(Loader(source, o), InvalidArgument, "rank 4", "world_size 4");
+  o.rank = 1;
+  o.batch_size = 0;
+  EXPECT_THROW_WITH(Loader(source, o), InvalidArgument, "rank 1 of 4", "batch_size");
+  o.batch_size = 1;
+  o.images["pixels"] = ImageOptions{};
+  EXPECT_THROW_WITH(Loader(source, o), InvalidArgument, "'pixels'", "not binary");
+  o.images.clear();
+  o.images["nope"] = ImageOptions{};
+  EXPECT_THROW_WITH(Loader(source, o), InvalidArgument, "'nope'");
+  o.images.clear();
+  o.device = c10::Device(c10::kCUDA, 0);
+  if (!at::hasCUDA()) EXPECT_THROW_WITH(Loader(source, o), ConfigError, "no CUDA");
+}
+
+}  // namespace
+}  // namespace lakerun::data
