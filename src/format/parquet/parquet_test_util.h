@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/parquet.h"
 
