@@ -1,0 +1,120 @@
+#include "format/parquet/fuzz_entry_points.h"
+
+#include <string>
+#include <vector>
+
+#include "format/parquet/codec.h"
+#include "format/parquet/column_chunk_reader.h"
+#include "format/parquet/metadata_thrift.h"
+#include "format/parquet/rle_decoder.h"
+#include "format/parquet/value_decoders.h"
+#include "lakerun/format/parquet/file_reader.h"
+#include "lakerun/format/parquet/table_reader.h"
+
+namespace lakerun::parquet::fuzz {
+namespace {
+
+// Fuzz inputs must not make the harness allocate unbounded memory: counts are capped.
+constexpr int64_t kMaxCount = 1 << 20;
+
+const uint8_t* U8(std::string_view s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+DecodeContext Ctx() {
+  DecodeContext ctx;
+  ctx.file = "<fuzz>";
+  ctx.row_group = 0;
+  ctx.column = "c";
+  return ctx;
+}
+
+bool BadType(PhysicalType type) { return static_cast<int>(type) < 0 || static_cast<int>(type) > 7; }
+
+}  // namespace
+
+void ParseFile(std::string_view file_bytes) {
+  ReaderOptions options;
+  options.max_page_bytes = 64 << 20;
+  auto file = ParquetFile::OpenBuffer(std::string(file_bytes), "<fuzz>", options);
+  TableReader reader(*file, {});
+  int64_t rows = 0;
+  while (auto rg = reader.Next()) {
+    if (rg->num_rows > kMaxCount || (rows += rg->num_rows) > kMaxCount) return;
+    AssembleRecords(file->schema(), reader.top_level_fields(), rg->columns, rg->data, rg->num_rows);
+  }
+}
+
+void ParseFooter(std::string_view thrift_bytes) { ParseFileMetaData(thrift_bytes, "<fuzz>", 0, 64); }
+
+void ParsePageHeader(std::string_view bytes) {
+  size_t size = 0;
+  lakerun::parquet::ParsePageHeader(bytes, "<fuzz>", 0, 64, &size);
+}
+
+void DecodeColumnChunk(std::string_view chunk_bytes, PhysicalType type, int32_t type_length, int16_t max_def,
+                       int16_t max_rep, Codec codec) {
+  if (BadType(type) || max_def < 0 || max_rep < 0 || max_def > 64 || max_rep > max_def) return;
+  if (type == PhysicalType::kFixedLenByteArray && (type_length <= 0 || type_length > 1024)) return;
+  ChunkSpec spec;
+  spec.type = type;
+  spec.type_length = type_length;
+  spec.max_def_level = max_def;
+  spec.max_rep_level = max_rep;
+  spec.codec = codec;
+  spec.max_page_bytes = 16 << 20;
+  DecodeColumnChunkBytes(chunk_bytes, 0, spec, Ctx());
+}
+
+void DecodeRleHybrid(std::string_view bytes, int bit_width, int64_t count) {
+  if (count < 0 || count > kMaxCount) return;
+  DecodeContext ctx = Ctx();
+  RleDecoder dec(U8(bytes), bytes.size(), bit_width, &ctx);
+  std::vector<uint32_t> out(static_cast<size_t>(count));
+  dec.Decode<uint32_t>(out.data(), count);
+}
+
+void DecodePlain(std::string_view bytes, PhysicalType type, int32_t type_length, int64_t count) {
+  if (BadType(type) || count < 0 || count > kMaxCount || type_length < 0 || type_length > 1024) return;
+  ColumnData out(type, type_length);
+  lakerun::parquet::DecodePlain(U8(bytes), bytes.size(), count, &out, Ctx());
+}
+
+void DecodeDeltaBinaryPacked(std::string_view bytes, PhysicalType type, int64_t count) {
+  if (count < 0 || count > kMaxCount || (type != PhysicalType::kInt32 && type != PhysicalType::kInt64)) return;
+  ColumnData out(type, 0);
+  lakerun::parquet::DecodeDeltaBinaryPacked(U8(bytes), bytes.size(), count, &out, Ctx());
+}
+
+void DecodeDeltaLengthByteArray(std::string_view bytes, int64_t count) {
+  if (count < 0 || count > kMaxCount) return;
+  ColumnData out(PhysicalType::kByteArray, 0);
+  lakerun::parquet::DecodeDeltaLengthByteArray(U8(bytes), bytes.size(), count, &out, Ctx());
+}
+
+void DecodeDeltaByteArray(std::string_view bytes, int64_t count) {
+  if (count < 0 || count > kMaxCount) return;
+  ColumnData out(PhysicalType::kByteArray, 0);
+  lakerun::parquet::DecodeDeltaByteArray(U8(bytes), bytes.size(), count, &out, Ctx());
+}
+
+void DecodeByteStreamSplit(std::string_view bytes, PhysicalType type, int32_t type_length, int64_t count) {
+  if (BadType(type) || count < 0 || count > kMaxCount || type_length < 0 || type_length > 1024) return;
+  ColumnData out(type, type_length);
+  lakerun::parquet::DecodeByteStreamSplit(U8(bytes), bytes.size(), count, &out, Ctx());
+}
+
+void DecodeDictionaryIndices(std::string_view bytes, int64_t count, int64_t dictionary_size) {
+  if (count < 0 || count > kMaxCount || dictionary_size < 0 || dictionary_size > kMaxCount) return;
+  std::vector<int32_t> entries(static_cast<size_t>(dictionary_size));
+  for (size_t i = 0; i < entries.size(); ++i) entries[i] = static_cast<int32_t>(i);
+  ColumnData dict = ColumnData::Int32s(entries);
+  ColumnData out(PhysicalType::kInt32, 0);
+  lakerun::parquet::DecodeDictionaryIndices(U8(bytes), bytes.size(), count, dict, &out, Ctx());
+}
+
+void Decompress(std::string_view bytes, Codec codec, size_t uncompressed_size) {
+  if (uncompressed_size > (64u << 20)) return;
+  std::vector<uint8_t> out(uncompressed_size);
+  lakerun::parquet::Decompress(codec, bytes, out.data(), out.size(), "<fuzz>");
+}
+
+}  // namespace lakerun::parquet::fuzz
