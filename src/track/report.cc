@@ -1,0 +1,291 @@
+#include "lakerun/track/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "lakerun/base/error.h"
+
+namespace lakerun::track {
+namespace {
+
+// Display width of a UTF-8 string (one cell per code point; the sparkline glyphs are single-width).
+size_t Width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  const size_t w = Width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::string Truncate(const std::string& s, size_t max) {
+  if (Width(s) <= max) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size() && n < max - 1; ++i) {
+    out.push_back(s[i]);
+    if (i + 1 >= s.size() || (static_cast<unsigned char>(s[i + 1]) & 0xC0) != 0x80) ++n;
+  }
+  return out + "…";
+}
+
+// Renders rows as columns separated by two spaces; the first row is the header.
+std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Width(row[i]));
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? row[i] : Pad(row[i], widths[i]) + "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string MinMax(const std::vector<Metric>& history) {
+  double lo = INFINITY;
+  double hi = -INFINITY;
+  bool any = false;
+  for (const auto& m : history) {
+    if (std::isnan(m.value)) continue;
+    lo = std::min(lo, m.value);
+    hi = std::max(hi, m.value);
+    any = true;
+  }
+  return any ? "min " + FormatValue(lo) + "  max " + FormatValue(hi) : "min -  max -";
+}
+
+std::vector<double> Values(const std::vector<Metric>& history) {
+  std::vector<double> out;
+  out.reserve(history.size());
+  for (const auto& m : history) out.push_back(m.value);
+  return out;
+}
+
+// Points in step order (stable for equal steps), as a chart over steps expects.
+std::vector<Metric> ByStep(std::vector<Metric> history) {
+  std::stable_sort(history.begin(), history.end(), [](const Metric& a, const Metric& b) { return a.step < b.step; });
+  return history;
+}
+
+}  // namespace
+
+std::string Sparkline(const std::vector<double>& values, size_t width) {
+  static const char* const kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty() || width == 0) return "";
+  const size_t cells = std::min(width, values.size());
+  std::vector<double> buckets(cells, NAN);
+  for (size_t c = 0; c < cells; ++c) {
+    const size_t begin = c * values.size() / cells;
+    const size_t end = std::max(begin + 1, (c + 1) * values.size() / cells);
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = begin; i < end; ++i) {
+      if (std::isfinite(values[i])) {
+        sum += values[i];
+        ++n;
+      }
+    }
+    if (n > 0) buckets[c] = sum / static_cast<double>(n);
+  }
+  double lo = INFINITY;
+  double hi = -INFINITY;
+  for (double v : buckets) {
+    if (std::isfinite(v)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  std::string out;
+  for (double v : buckets) {
+    if (!std::isfinite(v)) {
+      out += ' ';
+      continue;
+    }
+    const int level = hi > lo ? static_cast<int>(std::lround((v - lo) / (hi - lo) * 7.0)) : 3;
+    out += kBars[std::clamp(level, 0, 7)];
+  }
+  return out;
+}
+
+std::string FormatValue(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", value);
+  return buf;
+}
+
+std::string FormatTimestamp(int64_t ms) {
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string FormatDuration(const RunInfo& info) {
+  if (!info.end_time_ms) return "running";
+  const int64_t ms = std::max<int64_t>(0, *info.end_time_ms - info.start_time_ms);
+  char buf[32];
+  if (ms < 60000) {
+    std::snprintf(buf, sizeof(buf), "%.1fs", static_cast<double>(ms) / 1000.0);
+  } else if (ms < 3600000) {
+    std::snprintf(buf, sizeof(buf), "%lldm %02llds", static_cast<long long>(ms / 60000),
+                  static_cast<long long>(ms / 1000 % 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lldh %02lldm", static_cast<long long>(ms / 3600000),
+                  static_cast<long long>(ms / 60000 % 60));
+  }
+  return buf;
+}
+
+std::string FormatRunsTable(const std::vector<RunRecord>& runs, const TableOptions& options) {
+  std::vector<std::vector<std::string>> rows = {
+      {"RUN NAME", "RUN ID", "STATUS", "START (UTC)", "DURATION", "PARAMS", "LATEST METRICS"}};
+  for (const auto& run : runs) {
+    std::string params;
+    size_t n = 0;
+    for (const auto& [key, value] : run.params) {
+      if (n++ == options.max_params) {
+        params += " …";
+        break;
+      }
+      params += (params.empty() ? "" : " ") + key + "=" + Truncate(value, 24);
+    }
+    std::string metrics;
+    n = 0;
+    for (const auto& [key, metric] : run.latest_metrics) {
+      if (n++ == options.max_metrics) {
+        metrics += " …";
+        break;
+      }
+      metrics += (metrics.empty() ? "" : " ") + key + "=" + FormatValue(metric.value);
+    }
+    rows.push_back({run.info.run_name.empty() ? "-" : run.info.run_name, run.info.run_id.substr(0, 8),
+                    std::string(RunStatusName(run.info.status)), FormatTimestamp(run.info.start_time_ms),
+                    FormatDuration(run.info), params.empty() ? "-" : params, metrics.empty() ? "-" : metrics});
+  }
+  return RenderTable(rows);
+}
+
+std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories) {
+  std::string out;
+  out += "Run " + run.info.run_id + " (" + (run.info.run_name.empty() ? "-" : run.info.run_name) + ")\n";
+  out += "  experiment: " + run.info.experiment_id + "\n";
+  out += "  status:     " + std::string(RunStatusName(run.info.status)) + "\n";
+  out += "  user:       " + run.info.user_id + "\n";
+  out += "  start:      " + FormatTimestamp(run.info.start_time_ms) + " UTC\n";
+  out += "  duration:   " + FormatDuration(run.info) + "\n";
+  out += "  artifacts:  " + run.info.artifact_uri + "\n";
+  out += "\nParams\n";
+  if (run.params.empty()) out += "  (none)\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [key, value] : run.params) rows.push_back({"  " + key, value});
+  out += RenderTable(rows);
+  out += "\nTags\n";
+  rows.clear();
+  for (const auto& [key, value] : run.tags) rows.push_back({"  " + key, Truncate(value, 80)});
+  if (rows.empty()) out += "  (none)\n";
+  out += RenderTable(rows);
+  out += "\nMetrics\n";
+  rows.clear();
+  for (const auto& [key, latest] : run.latest_metrics) {
+    auto it = histories.find(key);
+    const std::vector<Metric> history = it == histories.end() ? std::vector<Metric>{latest} : ByStep(it->second);
+    rows.push_back({"  " + key, FormatValue(latest.value), "step " + std::to_string(latest.step),
+                    std::to_string(history.size()) + " pts", MinMax(history), Sparkline(Values(history))});
+  }
+  if (rows.empty()) out += "  (none)\n";
+  out += RenderTable(rows);
+  return out;
+}
+
+std::string FormatRunsComparison(const std::vector<RunRecord>& runs, const std::vector<MetricHistories>& histories) {
+  LAKERUN_CHECK(runs.size() == histories.size(), "FormatRunsComparison: ", runs.size(), " runs but ",
+                histories.size(), " histories");
+  std::vector<std::string> header = {""};
+  for (const auto& run : runs) header.push_back(run.info.run_name.empty() ? run.info.run_id.substr(0, 8)
+                                                                          : run.info.run_name);
+  std::vector<std::vector<std::string>> rows = {header};
+  std::vector<std::string> ids = {"run id"};
+  std::vector<std::string> status = {"status"};
+  for (const auto& run : runs) {
+    ids.push_back(run.info.run_id.substr(0, 8));
+    status.push_back(std::string(RunStatusName(run.info.status)));
+  }
+  rows.push_back(ids);
+  rows.push_back(status);
+  std::map<std::string, bool> param_keys;
+  std::map<std::string, bool> metric_keys;
+  for (const auto& run : runs) {
+    for (const auto& [key, value] : run.params) param_keys[key] = true;
+    for (const auto& [key, value] : run.latest_metrics) metric_keys[key] = true;
+  }
+  if (!param_keys.empty()) rows.push_back({"PARAMS"});
+  for (const auto& [key, unused] : param_keys) {
+    std::vector<std::string> row = {"  " + key};
+    bool differ = false;
+    for (const auto& run : runs) {
+      auto it = run.params.find(key);
+      row.push_back(it == run.params.end() ? "-" : Truncate(it->second, 24));
+      if (row.back() != row[1]) differ = true;
+    }
+    if (differ) row[0] = "* " + key;  // marks params that differ between runs
+    rows.push_back(row);
+  }
+  if (!metric_keys.empty()) rows.push_back({"METRICS"});
+  for (const auto& [key, unused] : metric_keys) {
+    std::vector<std::string> row = {"  " + key};
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto latest = runs[i].latest_metrics.find(key);
+      if (latest == runs[i].latest_metrics.end()) {
+        row.push_back("-");
+        continue;
+      }
+      auto h = histories[i].find(key);
+      const std::string spark = h == histories[i].end() ? "" : Sparkline(Values(ByStep(h->second)), 16);
+      row.push_back(FormatValue(latest->second.value) + (spark.empty() ? "" : " " + spark));
+    }
+    rows.push_back(row);
+  }
+  return RenderTable(rows);
+}
+
+MetricHistories ReadHistories(Store& store, const RunRecord& run) {
+  MetricHistories out;
+  for (const auto& [key, latest] : run.latest_metrics) out[key] = store.GetMetricHistory(run.info.run_id, key);
+  return out;
+}
+
+RunRecord FindRun(Store& store, const std::string& id_or_name) {
+  LAKERUN_CHECK(!id_or_name.empty(), "no run given");
+  try {
+    return store.GetRun(id_or_name);
+  } catch (const InvalidArgument&) {
+    // Not an id (or not a valid one): look it up by name.
+  }
+  std::vector<std::string> ids;
+  for (const auto& e : store.ListExperiments()) ids.push_back(e.experiment_id);
+  if (!ids.empty()) {
+    for (auto& run : store.SearchRuns(ids)) {
+      if (run.info.run_name == id_or_name || run.info.run_id.rfind(id_or_name, 0) == 0) return run;
+    }
+  }
+  LAKERUN_THROW(InvalidArgument, "no run with id or name '", id_or_name, "' in tracking store ", store.uri());
+}
+
+}  // namespace lakerun::track

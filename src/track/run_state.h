@@ -1,0 +1,39 @@
+// Run::State: what a live Run shares with the signal handler (private to lakerun::track).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "lakerun/track/run.h"
+#include "lakerun/track/store.h"
+#include "lakerun/track/tracker.h"
+#include "track/async_logger.h"
+
+namespace lakerun::track {
+
+struct Run::State {
+  State(std::shared_ptr<Store> store, RunInfo info, const TrackerOptions& options,
+        std::function<int64_t()> clock_ms);
+  ~State();
+
+  /// Flushes, unregisters the signal callback, then sets status and end time once. Rethrows a flush error after the
+  /// status is set.
+  void End(RunStatus status);
+  /// Called on the signal watcher thread: flush and mark KILLED, bounded by the flush timeout.
+  void OnKillSignal();
+
+  std::shared_ptr<Store> store;
+  RunInfo info;
+  TrackerOptions options;
+  std::function<int64_t()> clock_ms;
+  std::unique_ptr<AsyncLogger> logger;
+  std::mutex mu;
+  std::map<std::string, std::string> params;  // guarded by mu: logged values, for the immutability check
+  bool ended = false;                         // guarded by mu
+  uint64_t signal_token = 0;
+};
+
+}  // namespace lakerun::track

@@ -1,0 +1,162 @@
+#include "lakerun/track/tracker.h"
+
+#include <cstdlib>
+
+#include "lakerun/base/error.h"
+#include "lakerun/base/logging.h"
+#include "track/ids.h"
+#include "track/run_state.h"
+#include "track/system_tags.h"
+#include "track/validation.h"
+
+namespace lakerun::track {
+namespace {
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+}  // namespace
+
+struct Tracker::State {
+  TrackerOptions options;
+  bool enabled = true;
+  std::shared_ptr<Store> store;
+  std::function<int64_t()> clock_ms;
+  std::mutex mu;
+  std::string experiment_id;   // guarded by mu; resolved on first use
+  std::string attach_run_id;   // guarded by mu; MLFLOW_RUN_ID, used by the first top-level StartRun
+};
+
+Tracker Tracker::FromEnvironment(TrackerOptions options) {
+  if (options.tracking_uri.empty()) options.tracking_uri = DefaultTrackingUri();
+  if (options.experiment_name.empty()) options.experiment_name = Env("MLFLOW_EXPERIMENT_NAME");
+  Tracker tracker(options.tracking_uri, options);
+  if (tracker.state_->enabled) tracker.state_->attach_run_id = Env("MLFLOW_RUN_ID");
+  return tracker;
+}
+
+Tracker::Tracker(const std::string& uri, TrackerOptions options) : state_(std::make_shared<State>()) {
+  if (options.experiment_name.empty()) options.experiment_name = "Default";
+  options.tracking_uri = uri.empty() ? DefaultTrackingUri() : uri;
+  const std::string rank = Env("RANK");
+  state_->enabled = options.log_on_every_rank || rank.empty() || rank == "0";
+  state_->clock_ms = options.store.clock_ms ? options.store.clock_ms : SystemClockMs;
+  state_->options = options;
+  if (!state_->enabled) {
+    LAKERUN_LOG(Debug) << "tracking disabled on rank " << rank << " (only rank 0 logs)";
+    return;
+  }
+  state_->store = OpenStore(options.tracking_uri, options.store);
+}
+
+Tracker::~Tracker() = default;
+Tracker::Tracker(Tracker&&) noexcept = default;
+Tracker& Tracker::operator=(Tracker&&) noexcept = default;
+
+bool Tracker::enabled() const { return state_ && state_->enabled; }
+
+Store& Tracker::store() {
+  LAKERUN_INTERNAL_ASSERT(enabled(), "store() of a disabled (non-zero rank) tracker");
+  return *state_->store;
+}
+
+const std::string& Tracker::experiment_id() {
+  static const std::string empty;
+  if (!enabled()) return empty;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (!state_->experiment_id.empty()) return state_->experiment_id;
+  Store& store = *state_->store;
+  const std::string& name = state_->options.experiment_name;
+  if (auto existing = store.GetExperimentByName(name)) {
+    state_->experiment_id = existing->experiment_id;
+  } else {
+    try {
+      state_->experiment_id = store.CreateExperiment(name);
+    } catch (const InvalidArgument&) {
+      // Created meanwhile (another process, or "Default" appearing with the store's root).
+      auto again = store.GetExperimentByName(name);
+      if (!again) throw;
+      state_->experiment_id = again->experiment_id;
+    }
+  }
+  return state_->experiment_id;
+}
+
+Run Tracker::StartRun(StartRunOptions options) {
+  if (!enabled()) return Run();
+  Store& store = *state_->store;
+  const TrackerOptions& topts = state_->options;
+  std::string attach = options.run_id;
+  if (attach.empty() && options.parent_run_id.empty()) {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    attach = std::exchange(state_->attach_run_id, "");
+  }
+  for (const auto& [key, value] : options.tags) {
+    ValidateKey(key, "tag");
+    ValidateTagValue(key, value);
+  }
+  RunInfo info;
+  std::map<std::string, std::string> existing_params;
+  if (!attach.empty()) {
+    RunRecord record = store.GetRun(attach);
+    info = record.info;
+    existing_params = record.params;
+    store.UpdateRun(info.run_id, RunStatus::kRunning, std::nullopt);
+    info.status = RunStatus::kRunning;
+  } else {
+    CreateRunRequest request;
+    request.experiment_id = experiment_id();
+    request.run_name = options.run_name.empty() ? NewRunName() : options.run_name;
+    request.user_id = topts.user.empty() ? CurrentUser() : topts.user;
+    request.start_time_ms = state_->clock_ms();
+    std::map<std::string, std::string> tags;
+    tags["mlflow.runName"] = request.run_name;
+    if (topts.add_system_tags) {
+      tags["mlflow.user"] = request.user_id;
+      tags["mlflow.source.name"] = topts.source_name.empty() ? CurrentSourceName() : topts.source_name;
+      tags["mlflow.source.type"] = "LOCAL";
+      if (!topts.git_commit.empty()) {
+        tags["mlflow.source.git.commit"] = topts.git_commit;
+      } else if (topts.detect_git_commit) {
+        if (auto commit = GitCommitOf("")) tags["mlflow.source.git.commit"] = *commit;
+      }
+    }
+    if (!options.parent_run_id.empty()) tags["mlflow.parentRunId"] = options.parent_run_id;
+    for (const auto& [key, value] : options.tags) tags[key] = value;
+    for (const auto& [key, value] : tags) request.tags.push_back({key, value});
+    info = store.CreateRun(request);
+  }
+  auto state = std::make_shared<Run::State>(state_->store, info, topts, state_->clock_ms);
+  state->params = std::move(existing_params);
+  if (!attach.empty()) {
+    for (const auto& [key, value] : options.tags) {
+      LogEntry entry;
+      entry.kind = LogEntry::Kind::kTag;
+      entry.kv = {key, value};
+      state->logger->Enqueue(std::move(entry));
+    }
+  }
+  return Run(std::move(state));
+}
+
+Run Tracker::StartNestedRun(const Run& parent, StartRunOptions options) {
+  LAKERUN_CHECK(!enabled() || parent.active(), "StartNestedRun: the parent run is not active");
+  options.parent_run_id = parent.run_id();
+  return StartRun(std::move(options));
+}
+
+ModelVersion Tracker::RegisterModel(const std::string& run_id, const std::string& artifact_path,
+                                    const std::string& name) {
+  LAKERUN_CHECK(enabled(), "RegisterModel on a disabled (non-zero rank) tracker");
+  ValidateArtifactPath(artifact_path);
+  Store& store = *state_->store;
+  const RunRecord run = store.GetRun(run_id);
+  std::string source = run.info.artifact_uri;
+  if (!artifact_path.empty()) source += "/" + artifact_path;
+  store.GetOrCreateRegisteredModel(name);
+  return store.CreateModelVersion(name, source, run_id);
+}
+
+}  // namespace lakerun::track

@@ -1,0 +1,232 @@
+// Tracker and Run over a file store: asynchronous logging, flush guarantees, statuses, ranks, attaching, errors.
+#include "lakerun/track/tracker.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "lakerun/base/error.h"
+#include "lakerun/base/file_system.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
+#include "track/system_tags.h"
+
+namespace lakerun::track {
+namespace {
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old) old_ = old;
+    had_ = old != nullptr;
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      ::setenv(name_, old_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TrackerOptions Quiet() {
+  TrackerOptions options;
+  options.handle_signals = false;
+  options.experiment_name = "exp";
+  return options;
+}
+
+TEST(TrackerTest, FlushStoresEverythingLoggedBefore) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  for (int i = 0; i < 5000; ++i) run.LogMetric("loss", 1.0 / (i + 1), i);
+  run.LogParam("lr", "0.1");
+  run.Flush();
+  const auto history = tracker.store().GetMetricHistory(run.run_id(), "loss");
+  ASSERT_EQ(history.size(), 5000u);
+  for (int i = 0; i < 5000; ++i) ASSERT_EQ(history[i].step, i);
+  EXPECT_EQ(tracker.store().GetRun(run.run_id()).params.at("lr"), "0.1");
+  EXPECT_EQ(tracker.store().GetRun(run.run_id()).info.status, RunStatus::kRunning);
+  run.End();
+  EXPECT_EQ(tracker.store().GetRun(run.run_id()).info.status, RunStatus::kFinished);
+}
+
+TEST(TrackerTest, NewRunsCarrySystemTagsAndAName) {
+  testing::TempDir dir;
+  TrackerOptions options = Quiet();
+  options.user = "carol";
+  Tracker tracker(dir.Join("mlruns"), options);
+  track::Run run = tracker.StartRun();
+  run.End();
+  const RunRecord record = tracker.store().GetRun(run.run_id());
+  EXPECT_FALSE(record.info.run_name.empty());
+  EXPECT_EQ(record.tags.at("mlflow.runName"), record.info.run_name);
+  EXPECT_EQ(record.tags.at("mlflow.user"), "carol");
+  EXPECT_EQ(record.info.user_id, "carol");
+  EXPECT_EQ(record.tags.at("mlflow.source.type"), "LOCAL");
+  EXPECT_NE(record.tags.at("mlflow.source.name").find("track_test"), std::string::npos);
+}
+
+TEST(TrackerTest, ChangedParamFailsOnTheCallingThread) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  run.LogParam("lr", "0.1");
+  run.LogParam("lr", "0.1");
+  EXPECT_THROW_WITH(run.LogParam("lr", "0.2"), InvalidArgument, "Changing param values is not allowed", "'0.2'");
+  EXPECT_THROW_WITH(run.LogMetric("bad//key", 1.0), InvalidArgument, "metric", "bad//key");
+  EXPECT_THROW_WITH(run.SetTag("", "v"), InvalidArgument, "tag name");
+}
+
+TEST(TrackerTest, DestructorDuringUnwindingMarksFailed) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  std::string run_id;
+  try {
+    track::Run run = tracker.StartRun();
+    run_id = run.run_id();
+    run.LogMetric("loss", 0.5, 3);
+    throw std::runtime_error("training diverged");
+  } catch (const std::runtime_error&) {
+  }
+  const RunRecord record = tracker.store().GetRun(run_id);
+  EXPECT_EQ(record.info.status, RunStatus::kFailed);
+  EXPECT_TRUE(record.info.end_time_ms.has_value());
+  EXPECT_EQ(record.latest_metrics.at("loss").step, 3);
+}
+
+TEST(TrackerTest, DestructorWithoutExceptionMarksFinished) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  std::string run_id;
+  {
+    track::Run run = tracker.StartRun();
+    run_id = run.run_id();
+  }
+  EXPECT_EQ(tracker.store().GetRun(run_id).info.status, RunStatus::kFinished);
+}
+
+TEST(TrackerTest, NestedRunsPointAtTheirParent) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run parent = tracker.StartRun();
+  track::Run child = tracker.StartNestedRun(parent);
+  child.End(RunStatus::kKilled);
+  const RunRecord record = tracker.store().GetRun(child.run_id());
+  EXPECT_EQ(record.tags.at("mlflow.parentRunId"), parent.run_id());
+  EXPECT_EQ(record.info.status, RunStatus::kKilled);
+}
+
+TEST(TrackerTest, NonZeroRankIsANoOpUnlessOverridden) {
+  testing::TempDir dir;
+  ScopedEnv rank("RANK", "3");
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  EXPECT_FALSE(tracker.enabled());
+  track::Run run = tracker.StartRun();
+  EXPECT_FALSE(run.active());
+  run.LogMetric("loss", 1.0);
+  run.LogParam("lr", "x");
+  run.Flush();
+  run.End();
+  EXPECT_FALSE(LocalFileSystem().Exists(dir.Join("mlruns")));
+
+  TrackerOptions every = Quiet();
+  every.log_on_every_rank = true;
+  Tracker all(dir.Join("mlruns"), every);
+  EXPECT_TRUE(all.enabled());
+}
+
+TEST(TrackerTest, FromEnvironmentReadsUriExperimentAndAttachesToRunId) {
+  testing::TempDir dir;
+  const std::string uri = "file:" + dir.Join("mlruns");
+  std::string run_id;
+  {
+    ScopedEnv u("MLFLOW_TRACKING_URI", uri.c_str());
+    ScopedEnv e("MLFLOW_EXPERIMENT_NAME", "from-env");
+    ScopedEnv r("MLFLOW_RUN_ID", nullptr);
+    TrackerOptions options;
+    options.handle_signals = false;
+    Tracker from_env = Tracker::FromEnvironment(options);
+    track::Run run = from_env.StartRun();
+    run_id = run.run_id();
+    run.LogParam("lr", "0.1");
+    run.LogMetric("loss", 2.0, 0);
+    run.End(RunStatus::kFailed);
+    auto experiment = from_env.store().GetExperimentByName("from-env");
+    ASSERT_TRUE(experiment.has_value());
+    EXPECT_EQ(run.experiment_id(), experiment->experiment_id);
+  }
+  {
+    ScopedEnv u("MLFLOW_TRACKING_URI", uri.c_str());
+    ScopedEnv r("MLFLOW_RUN_ID", run_id.c_str());
+    TrackerOptions options;
+    options.handle_signals = false;
+    Tracker tracker = Tracker::FromEnvironment(options);
+    track::Run run = tracker.StartRun();
+    EXPECT_EQ(run.run_id(), run_id);
+    EXPECT_THROW_WITH(run.LogParam("lr", "0.2"), InvalidArgument, "Changing param values");
+    run.LogMetric("loss", 1.0, 1);
+    run.End();
+    const RunRecord record = tracker.store().GetRun(run_id);
+    EXPECT_EQ(record.info.status, RunStatus::kFinished);
+    EXPECT_EQ(record.latest_metrics.at("loss").value, 1.0);
+    EXPECT_EQ(tracker.store().GetMetricHistory(run_id, "loss").size(), 2u);
+  }
+}
+
+TEST(TrackerTest, StoreErrorsSurfaceAtFlushWithTheRunId) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  run.LogArtifact(dir.Join("does-not-exist.bin"));
+  EXPECT_THROW_WITH(run.Flush(), InvalidArgument, run.run_id(), "does-not-exist.bin");
+  run.LogMetric("loss", 1.0);
+  EXPECT_NO_THROW(run.Flush());  // the error was reported once; logging goes on
+}
+
+TEST(TrackerTest, DropPolicyCountsWhatDidNotFit) {
+  testing::TempDir dir;
+  TrackerOptions options = Quiet();
+  options.queue_capacity = 4;
+  options.on_full = QueueFullPolicy::kDrop;
+  Tracker tracker(dir.Join("mlruns"), options);
+  track::Run run = tracker.StartRun();
+  for (int i = 0; i < 20000; ++i) run.LogMetric("m", i, i);
+  run.Flush();
+  const uint64_t stored = tracker.store().GetMetricHistory(run.run_id(), "m").size();
+  EXPECT_EQ(stored + run.dropped(), 20000u);
+  EXPECT_GT(stored, 0u);
+}
+
+TEST(SystemTagsTest, ReadsGitHeadWithoutGit) {
+  testing::TempDir dir;
+  FileSystem& fs = LocalFileSystem();
+  const std::string commit = "3f786850e387550fdab836ed7e6dc881de23001b";
+  fs.CreateDirs(dir.Join("repo/.git/refs/heads"));
+  fs.CreateDirs(dir.Join("repo/src/deep"));
+  fs.WriteAtomically(dir.Join("repo/.git/HEAD"), "ref: refs/heads/main\n");
+  fs.WriteAtomically(dir.Join("repo/.git/refs/heads/main"), commit + "\n");
+  EXPECT_EQ(GitCommitOf(dir.Join("repo/src/deep")), commit);
+  // Packed refs, and a detached HEAD.
+  fs.Remove(dir.Join("repo/.git/refs/heads/main"));
+  fs.WriteAtomically(dir.Join("repo/.git/packed-refs"), "# pack-refs\n" + commit + " refs/heads/main\n");
+  EXPECT_EQ(GitCommitOf(dir.Join("repo")), commit);
+  fs.WriteAtomically(dir.Join("repo/.git/HEAD"), "0123456789012345678901234567890123456789\n");
+  EXPECT_EQ(GitCommitOf(dir.Join("repo")), "0123456789012345678901234567890123456789");
+  EXPECT_EQ(GitCommitOf(dir.path()), std::nullopt);
+}
+
+}  // namespace
+}  // namespace lakerun::track
