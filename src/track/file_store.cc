@@ -289,6 +289,9 @@ std::vector<Metric> FileStore::ReadMetricFile(const std::string& path, const std
     std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
     if (line.empty()) continue;
+    // No '\n' after the last line: a write cut short by a crash (every writer ends its lines). Even if it parses,
+    // it may be a prefix of the real line ("... 0.5" of "... 0.55 7"), so it is not a point.
+    if (end == text.size()) break;
     out.push_back(ParseMetricLine(line, key, StrCat(path, ":", line_no)));
   }
   return out;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -31,6 +32,8 @@ extern "C" void OnKillSignal(int sig) {
   }
   errno = saved_errno;
 }
+
+void OnTerminate();
 
 class Registry {
  public:
@@ -84,9 +87,23 @@ class Registry {
       installed_.push_back(sig);
     }
     watcher_ = std::thread([this, fd = read_fd_] { Watch(fd); });
+    previous_terminate_ = std::set_terminate(OnTerminate);
   }
 
+ public:
+  // Runs every callback with signal number 0 on the terminating thread, then the previous terminate handler.
+  [[noreturn]] void Terminate() {
+    std::terminate_handler previous = previous_terminate_;
+    static std::atomic<bool> once{false};
+    if (!once.exchange(true)) RunCallbacks(0);
+    if (previous != nullptr && previous != OnTerminate) previous();
+    std::abort();
+  }
+
+ private:
+
   std::thread Stop() {
+    if (std::get_terminate() == OnTerminate) std::set_terminate(previous_terminate_);
     for (int sig : installed_) {
       struct sigaction action {};
       action.sa_handler = SIG_DFL;
@@ -119,21 +136,30 @@ class Registry {
     ::close(fd);
   }
 
-  void HandleSignal(int sig) {
+  void RunCallbacks(int sig) {
     std::vector<KillSignalHandler::Callback> callbacks;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto it = callbacks_.rbegin(); it != callbacks_.rend(); ++it) callbacks.push_back(it->second);
     }
-    LAKERUN_LOG(Warning) << "received signal " << sig << "; flushing " << callbacks.size()
-                         << " tracking run(s) and marking them KILLED";
+    if (sig == 0) {
+      LAKERUN_LOG(Warning) << "std::terminate called; flushing " << callbacks.size()
+                           << " tracking run(s) and marking them FAILED";
+    } else {
+      LAKERUN_LOG(Warning) << "received signal " << sig << "; flushing " << callbacks.size()
+                           << " tracking run(s) and marking them KILLED";
+    }
     for (auto& callback : callbacks) {
       try {
         callback(sig);
       } catch (const std::exception& e) {
-        LAKERUN_LOG(Error) << "while ending a tracking run on signal " << sig << ": " << e.what();
+        LAKERUN_LOG(Error) << "while ending a tracking run (signal " << sig << "): " << e.what();
       }
     }
+  }
+
+  void HandleSignal(int sig) {
+    RunCallbacks(sig);
     struct sigaction action {};
     action.sa_handler = SIG_DFL;
     sigemptyset(&action.sa_mask);
@@ -157,7 +183,10 @@ class Registry {
   int write_fd_ = -1;
   std::atomic<bool> stop_{false};
   std::thread watcher_;
+  std::terminate_handler previous_terminate_ = nullptr;
 };
+
+void OnTerminate() { Registry::Get().Terminate(); }
 
 }  // namespace
 

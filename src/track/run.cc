@@ -41,26 +41,29 @@ void Run::State::End(RunStatus status) {
   if (flush_error) std::rethrow_exception(flush_error);
 }
 
-void Run::State::OnKillSignal() {
+void Run::State::OnKillSignal(RunStatus status) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (ended) return;
     ended = true;
   }
+  // Close, not just flush: once it returns the background thread has stopped, so the process can die without
+  // leaving a half-written metric line behind. Log calls racing with this are dropped.
   try {
-    logger->Flush(options.flush_timeout);
+    logger->Close(options.flush_timeout);
   } catch (const std::exception& e) {
-    LAKERUN_LOG(Error) << "tracking run " << info.run_id << ": flush on signal failed: " << e.what();
+    LAKERUN_LOG(Error) << "tracking run " << info.run_id << ": flush on abnormal exit failed: " << e.what();
   }
-  store->UpdateRun(info.run_id, RunStatus::kKilled, clock_ms());
+  store->UpdateRun(info.run_id, status, clock_ms());
 }
 
 Run::Run() = default;
 Run::Run(std::shared_ptr<State> state) : state_(std::move(state)), uncaught_at_start_(std::uncaught_exceptions()) {
   if (state_ && state_->options.handle_signals) {
     std::weak_ptr<State> weak = state_;
-    state_->signal_token = KillSignalHandler::Register([weak](int) {
-      if (auto s = weak.lock()) s->OnKillSignal();
+    state_->signal_token = KillSignalHandler::Register([weak](int signal_number) {
+      // signal_number 0: std::terminate (an exception nobody caught) -> FAILED; SIGINT/SIGTERM -> KILLED.
+      if (auto s = weak.lock()) s->OnKillSignal(signal_number == 0 ? RunStatus::kFailed : RunStatus::kKilled);
     });
   }
 }

@@ -22,8 +22,9 @@ struct Run::State {
   /// Flushes, unregisters the signal callback, then sets status and end time once. Rethrows a flush error after the
   /// status is set.
   void End(RunStatus status);
-  /// Called on the signal watcher thread: flush and mark KILLED, bounded by the flush timeout.
-  void OnKillSignal();
+  /// Called on the signal watcher thread (KILLED) or from std::terminate (FAILED): store what is queued, stop the
+  /// background thread and set the status, bounded by the flush timeout.
+  void OnKillSignal(RunStatus status);
 
   std::shared_ptr<Store> store;
   RunInfo info;

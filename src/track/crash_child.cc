@@ -1,0 +1,67 @@
+// track_crash_child: a training process that dies in the ways crash_test.cc checks.
+//
+//   track_crash_child throw    ROOT   logs 1000 points, then throws; main catches it (the stack unwinds)
+//   track_crash_child uncaught ROOT   logs 1000 points, then throws with no handler (std::terminate, no unwinding)
+//   track_crash_child sigterm  ROOT   logs points forever, printing "logged N" every 500, until a signal ends it
+//
+// Each mode prints "run <id>" first.
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "lakerun/track/tracker.h"
+
+using lakerun::track::Run;
+using lakerun::track::Tracker;
+using lakerun::track::TrackerOptions;
+
+namespace {
+
+Tracker MakeTracker(const std::string& root) {
+  TrackerOptions options;
+  options.experiment_name = "crash";
+  options.detect_git_commit = false;
+  return Tracker("file:" + root, options);
+}
+
+void LogThenThrow(Tracker& tracker) {
+  Run run = tracker.StartRun();
+  std::printf("run %s\n", run.run_id().c_str());
+  std::fflush(stdout);
+  for (int i = 0; i < 1000; ++i) run.LogMetric("loss", 1.0 / (i + 1), i);
+  throw std::runtime_error("loss is NaN");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: track_crash_child throw|uncaught|sigterm ROOT\n");
+    return 2;
+  }
+  const std::string mode = argv[1];
+  Tracker tracker = MakeTracker(argv[2]);
+  if (mode == "throw") {
+    try {
+      LogThenThrow(tracker);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "training failed: %s\n", e.what());
+      return 3;
+    }
+  } else if (mode == "uncaught") {
+    LogThenThrow(tracker);
+  } else if (mode == "sigterm") {
+    Run run = tracker.StartRun();
+    std::printf("run %s\n", run.run_id().c_str());
+    std::fflush(stdout);
+    for (long i = 0;; ++i) {
+      run.LogMetric("loss", static_cast<double>(i), i);
+      if ((i + 1) % 500 == 0) {
+        std::printf("logged %ld\n", i + 1);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 2;
+}
