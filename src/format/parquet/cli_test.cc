@@ -1,0 +1,111 @@
+// Runs the built `lakerun` binary's `table inspect` and `table head` on a file written here.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "lakerun/format/parquet/parquet.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/paths.h"
+#include "lakerun_testing/temp_dir.h"
+
+namespace lakerun::parquet {
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result Run(const std::string& args) {
+  const std::string cmd = lakerun::testing::BuiltProgram("lakerun") + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class TableCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.Join("people.parquet");
+    Schema schema = Schema::FromFields({
+        Leaf("id", PhysicalType::kInt64),
+        Leaf("name", PhysicalType::kByteArray, Repetition::kOptional, LogicalType::String()),
+        ListOf("scores", Leaf("element", PhysicalType::kFloat)),
+        MapOf("tags", Leaf("key", PhysicalType::kByteArray, Repetition::kRequired, LogicalType::String()),
+              Leaf("value", PhysicalType::kInt32, Repetition::kOptional)),
+    });
+    std::vector<Value> rows;
+    for (int i = 0; i < 30; ++i) {
+      rows.push_back(Value::Struct({{"id", Value::Int(100 + i)},
+                                    {"name", i == 1 ? Value::Null() : Value::String("person" + std::to_string(i))},
+                                    {"scores", Value::List({Value::Float(i * 0.5f), Value::Float(2)})},
+                                    {"tags", Value::Map({{Value::String("k"), Value::Int(i)}})}}));
+    }
+    WriterOptions o;
+    o.codec = Codec::kZstd;
+    o.row_group_rows = 20;
+    o.tensor_shapes["scores"] = {2};
+    ParquetWriter w(LocalFileSystem(), path_, schema, o);
+    w.WriteRows(rows);
+    w.Close();
+  }
+  lakerun::testing::TempDir dir_;
+  std::string path_;
+};
+
+TEST_F(TableCommandsTest, InspectPrintsSchemaRowGroupsAndMetadata) {
+  Result r = Run("table inspect " + path_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("30 in 2 row group(s), 4 column(s)"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("OPTIONAL group tags (MAP)"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("scores.list.element"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("row group 1: 10 rows"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("ZSTD"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("lakerun.shape.scores = [2]"));
+}
+
+TEST_F(TableCommandsTest, InspectJsonIsParseable) {
+  Result r = Run("table inspect --json " + path_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["num_rows"], 30);
+  EXPECT_EQ(j["row_groups"].size(), 2u);
+  EXPECT_EQ(j["row_groups"][0]["columns"][0]["path"], "id");
+  EXPECT_EQ(j["row_groups"][0]["columns"][0]["statistics"]["min"], "100");
+  EXPECT_EQ(j["row_groups"][1]["columns"][0]["statistics"]["max"], "129");
+  EXPECT_EQ(j["key_value_metadata"]["lakerun.shape.scores"], "[2]");
+}
+
+TEST_F(TableCommandsTest, HeadPrintsRowsWithNestedValues) {
+  Result r = Run("table head -n 3 " + path_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("id  | name    | scores   | tags"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("101 | null    | [0.5, 2] | {\"k\" => 1}"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("(3 of 30 rows)"));
+  Result projected = Run("table head -n 2 --columns name " + path_);
+  ASSERT_EQ(projected.exit_code, 0) << projected.output;
+  EXPECT_THAT(projected.output, ::testing::Not(::testing::HasSubstr("scores")));
+  EXPECT_THAT(projected.output, ::testing::HasSubstr("person0"));
+}
+
+TEST_F(TableCommandsTest, BadFilesFailWithTheFileNamed) {
+  const std::string bad = dir_.Join("bad.parquet");
+  LocalFileSystem().WriteAtomically(bad, "not a parquet file at all");
+  Result r = Run("table inspect " + bad);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, ::testing::HasSubstr("lakerun: error: " + bad));
+  Result missing = Run("table head " + dir_.Join("missing.parquet"));
+  EXPECT_EQ(missing.exit_code, 1);
+  Result unknown = Run("table head --columns nope " + path_);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.output, ::testing::HasSubstr("no column 'nope'"));
+}
+
+}  // namespace
+}  // namespace lakerun::parquet
