@@ -173,18 +173,25 @@ class Attempt {
     auto running_count = [&]() {
       return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
     };
-    auto reap = [&](RankProcess& p, bool block) {
+    auto reap = [&](RankProcess& p) {
+      // Peek first: while the leader is an unreaped zombie its process-group id cannot be reused, so killing
+      // what is left of its group (the rank's own children) cannot hit an unrelated process.
+      siginfo_t info;
+      std::memset(&info, 0, sizeof(info));
+      if (::waitid(P_PID, static_cast<id_t>(p.child.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+          info.si_pid != p.child.pid) {
+        return;
+      }
+      internal::KillGroup(p.child.pid, SIGKILL);
       int status = 0;
       pid_t r;
       do {
-        r = ::waitpid(p.child.pid, &status, block ? 0 : WNOHANG);
+        r = ::waitpid(p.child.pid, &status, 0);
       } while (r < 0 && errno == EINTR);
       if (r != p.child.pid) return;
       p.running = false;
       p.status = status;
       CloseFd(p.child.pidfd);
-      // The leader is reaped; kill what is left of its group (its own children) so nothing outlives the rank.
-      internal::KillGroup(p.child.pid, SIGKILL);
       RankExit exit;
       exit.rank = p.rank;
       if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
@@ -281,7 +288,7 @@ class Attempt {
         }
         RankProcess& p = ranks_[rank];
         if (kind == 2) {
-          reap(p, false);
+          reap(p);
           continue;
         }
         const ssize_t n = ::read(p.fds[kind], buffer, sizeof(buffer));
@@ -294,7 +301,7 @@ class Attempt {
       }
       if (!have_pidfds) {
         for (auto& p : ranks_) {
-          if (p.running) reap(p, false);
+          if (p.running) reap(p);
         }
       }
     }
