@@ -9,6 +9,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/track/report.h"
+#include "lakerun/track/runs_cli.h"
 #include "lakerun/track/tracker.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/paths.h"
@@ -203,6 +204,37 @@ TEST(GoldenReaderTest, ReportsListShowAndCompareTheGoldenRuns) {
   EXPECT_THAT(compare, ::testing::HasSubstr("run-a"));
   EXPECT_THAT(compare, ::testing::HasSubstr("* lr"));
   EXPECT_THAT(compare, ::testing::HasSubstr("  acc"));
+}
+
+}  // namespace
+}  // namespace lakerun::track
+
+namespace lakerun::track {
+namespace {
+
+TEST(RunsCliTest, ListShowAndCompareReadTheGoldenTree) {
+  testing::TempDir dir;
+  const std::string root = CopyGolden(dir);
+  std::ostringstream list;
+  EXPECT_EQ(RunsListMain({"--tracking-uri", "file:" + root, "--experiment", "demo-exp"}, list), 0);
+  EXPECT_THAT(list.str(), ::testing::HasSubstr("Experiment demo-exp (947448973651377922): 2 runs"));
+  EXPECT_THAT(list.str(), ::testing::HasSubstr("run-b"));
+  std::ostringstream all;
+  RunsListMain({"--tracking-uri=" + root}, all);
+  EXPECT_THAT(all.str(), ::testing::Not(::testing::HasSubstr("Default")));  // an experiment without runs is skipped
+  std::ostringstream show;
+  EXPECT_EQ(RunsShowMain({"run-a", "--tracking-uri", root}, show), 0);
+  EXPECT_THAT(show.str(), ::testing::HasSubstr("Run 0cde1e1d213549d19200307b3f387c17 (run-a)"));
+  std::ostringstream compare;
+  EXPECT_EQ(RunsCompareMain({"run-a", "5b1f0c7a", "--tracking-uri", root}, compare), 0);
+  EXPECT_THAT(compare.str(), ::testing::HasSubstr("* fold"));
+
+  std::ostringstream ignored;
+  EXPECT_THROW_WITH(RunsListMain({"--tracking-uri", root, "--experiment", "nope"}, ignored), InvalidArgument,
+                    "no experiment named 'nope'");
+  EXPECT_THROW_WITH(RunsListMain({"--bogus"}, ignored), InvalidArgument, "unknown option '--bogus'");
+  EXPECT_THROW_WITH(RunsCompareMain({"run-a", "--tracking-uri", root}, ignored), InvalidArgument, "at least two");
+  EXPECT_THROW_WITH(RunsShowMain({"--tracking-uri"}, ignored), InvalidArgument, "--tracking-uri needs a value");
 }
 
 }  // namespace
