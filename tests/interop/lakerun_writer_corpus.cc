@@ -122,7 +122,7 @@ std::vector<Value> CorpusRows(int n) {
         {"i8", opt(Value::Int(i % 256 - 128))},
         {"u16", opt(Value::Int(static_cast<int32_t>((i * 37) % 65536)))},
         {"i32", opt(Value::Int(static_cast<int32_t>(static_cast<uint32_t>(h))))},
-        {"u32", opt(Value::Int(static_cast<int32_t>(static_cast<uint32_t>(h >> 32))))},
+        {"u32", opt(Value::Int(static_cast<int64_t>(static_cast<uint32_t>(h >> 32))))},  // unsigned range
         {"i64", Value::Int(static_cast<int64_t>(h))},
         {"u64", opt(Value::Int(static_cast<int64_t>(Mix(h))))},
         {"f32", opt(Value::Float(f32))},

@@ -64,9 +64,9 @@ function duckCase(name, sql, copyOptions, notes) {
 }
 
 /// `n`: rows of the all-types files (tiny values give fuzz seeds); `extra`: also the dictionary and big-page files.
-export function duckdbCases(n = 3000, extra = true) {
+export function duckdbCases(n = 2300, extra = true) {
   const cases = [];
-  const all = ALL_TYPES_SQL.replace('__N__', String(n));
+  const all = ALL_TYPES_SQL.replace('__N__', String(n));  // > 2048 rows: DuckDB's row groups hold 2048-row multiples
   for (const version of ['V1', 'V2']) {
     for (const codec of ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4_raw', 'brotli']) {
       cases.push(duckCase(`duckdb_all_${version.toLowerCase()}_${codec}`, all,
@@ -80,11 +80,11 @@ export function duckdbCases(n = 3000, extra = true) {
   if (!extra) return cases;
   // Dictionary strings over several row groups (DuckDB switches to PLAIN once a dictionary grows too large).
   cases.push(duckCase('duckdb_dict_strings', `SELECT 'cat_' || (i % 1000)::VARCHAR AS cat,
-      'user_' || (i * 7919 % 100000)::VARCHAR AS hi_card, (i % 1000)::BIGINT AS label FROM range(60000) t(i)`,
-      'COMPRESSION snappy, ROW_GROUP_SIZE 30000'));
-  // One ~8 MB page: DuckDB writes one data page per column chunk.
+      'user_' || (i * 7919 % 100000)::VARCHAR AS hi_card, (i % 1000)::BIGINT AS label FROM range(30000) t(i)`,
+      'COMPRESSION snappy, ROW_GROUP_SIZE 12000'));
+  // One ~1.6 MB page: DuckDB writes one data page per column chunk.
   cases.push(duckCase('duckdb_big_page_blob', `SELECT unhex(repeat('00', 312) || md5(i::VARCHAR) || md5((i+1)::VARCHAR)
-      || repeat('00', 312)) AS image, (i % 10)::INTEGER AS label FROM range(10000) t(i)`,
-      'COMPRESSION snappy, ROW_GROUP_SIZE 100000', 'one data page of ~6.6 MB'));
+      || repeat('00', 312)) AS image, (i % 10)::INTEGER AS label FROM range(2000) t(i)`,
+      'COMPRESSION snappy, ROW_GROUP_SIZE 100000', 'one data page of ~1.6 MB'));
   return cases;
 }

@@ -88,7 +88,7 @@ export function writeWasm(path, table, { version = 2, codec = 'SNAPPY', encoding
   writeFileSync(path, bytes);
 }
 
-export function wasmCases(n = 4000) {
+export function wasmCases(n = 2500) {
   const cases = [];
   let table = null;
   const t = () => (table ??= buildTable(n));
@@ -99,7 +99,7 @@ export function wasmCases(n = 4000) {
     for (const codec of ['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'BROTLI', 'ZSTD', 'LZ4_RAW', 'LZ4']) {
       // DuckDB cannot read the deprecated Hadoop-framed LZ4 codec.
       const cross = codec === 'LZ4' ? ['hyparquet'] : ['duckdb', 'hyparquet'];
-      cases.push(mk(`wasm_v${version}_${codec.toLowerCase()}`, { version, codec, pageBytes: 8192, rowGroupRows: 1500 },
+      cases.push(mk(`wasm_v${version}_${codec.toLowerCase()}`, { version, codec, pageBytes: 8192, rowGroupRows: 1000 },
                     cross, codec === 'LZ4' ? 'Hadoop-framed LZ4; DuckDB cannot read it' : ''));
     }
     cases.push(mk(`wasm_v${version}_encodings_zstd`, { version, codec: 'ZSTD', encodings: true, pageBytes: 4096 }));
