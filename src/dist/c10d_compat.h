@@ -1,0 +1,75 @@
+// Every c10d API difference between libtorch 1.13 and 2.x, in one place. Nothing outside src/dist/*.cc sees c10d.
+//
+// - 1.13: ProcessGroupGloo/NCCL derive from c10d::ProcessGroup. 2.x: they derive from c10d::Backend (ProcessGroup
+//   became a dispatcher over backends). Both expose the same collective signatures used here.
+// - Work lives in Work.hpp as c10d::Work since 1.13 (earlier: ProcessGroup::Work); wait(timeout) throws on timeout.
+// - TCPStore takes TCPStoreOptions in both; 2.x adds useLibUV (default on from 2.4), which lakerun leaves at default.
+// - 2.x throws c10::DistNetworkError / DistStoreError (subclasses of c10::Error) where 1.13 throws c10::Error.
+#pragma once
+
+#include <torch/version.h>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lakerun::dist::compat {
+
+#if TORCH_VERSION_MAJOR >= 2
+using Backend = ::c10d::Backend;
+#else
+using Backend = ::c10d::ProcessGroup;
+#endif
+using BackendPtr = c10::intrusive_ptr<Backend>;
+using StorePtr = c10::intrusive_ptr<::c10d::Store>;
+using WorkPtr = c10::intrusive_ptr<::c10d::Work>;
+using GlooDevicePtr = std::shared_ptr<::gloo::transport::Device>;
+
+/// A TCPStore server (is_server) or client at host:port. A client retries connecting until `timeout`.
+inline StorePtr MakeTcpStore(const std::string& host, uint16_t port, bool is_server,
+                             std::chrono::milliseconds timeout) {
+  ::c10d::TCPStoreOptions options;
+  options.port = port;
+  options.isServer = is_server;
+  options.numWorkers = c10::nullopt;  // lakerun checks arrivals itself, with per-rank keys
+  options.waitWorkers = false;
+  options.timeout = timeout;
+  return c10::make_intrusive<::c10d::TCPStore>(host, options);
+}
+
+inline StorePtr MakePrefixStore(const std::string& prefix, StorePtr store) {
+  return c10::make_intrusive<::c10d::PrefixStore>(prefix, std::move(store));
+}
+
+inline BackendPtr MakeGlooBackend(StorePtr store, int rank, int world_size, std::vector<GlooDevicePtr> devices,
+                                  std::chrono::milliseconds timeout) {
+  auto options = ::c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices = std::move(devices);
+  return c10::make_intrusive<::c10d::ProcessGroupGloo>(std::move(store), rank, world_size, options);
+}
+
+#ifdef USE_C10D_NCCL
+inline BackendPtr MakeNcclBackend(StorePtr store, int rank, int world_size, std::chrono::milliseconds timeout) {
+  auto options = ::c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  return c10::make_intrusive<::c10d::ProcessGroupNCCL>(std::move(store), rank, world_size, options);
+}
+#endif
+
+/// Blocks until `work` completes; throws (c10::Error) when it failed or `timeout` passed.
+inline void Wait(const WorkPtr& work, std::chrono::milliseconds timeout) { work->wait(timeout); }
+
+}  // namespace lakerun::dist::compat

@@ -1,0 +1,112 @@
+#include "dist/context_impl.h"
+
+#include <lakerun/base/error.h>
+#include <lakerun/base/logging.h>
+
+#include "dist/gloo_device.h"
+#include "dist/rendezvous.h"
+
+#ifdef USE_C10D_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace lakerun::dist {
+
+const char* LauncherName(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::kNone: return "none";
+    case Launcher::kLakerun: return "lakerun";
+    case Launcher::kTorchrun: return "torchrun";
+    case Launcher::kOpenMpi: return "openmpi";
+    case Launcher::kPmi: return "pmi";
+    case Launcher::kSlurm: return "slurm";
+  }
+  return "unknown";
+}
+
+Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Context::~Context() = default;
+int Context::rank() const { return impl_->env.rank; }
+int Context::world_size() const { return impl_->env.world_size; }
+int Context::local_rank() const { return impl_->env.local_rank; }
+int Context::local_world_size() const { return impl_->env.local_world_size; }
+Launcher Context::launcher() const { return impl_->env.launcher; }
+const std::string& Context::backend() const { return impl_->backend_name; }
+c10::Device Context::device() const { return impl_->device; }
+std::chrono::milliseconds Context::timeout() const { return impl_->timeout; }
+const std::string& Context::master_endpoint() const { return impl_->endpoint; }
+
+namespace {
+
+std::string ResolveBackend(const std::string& requested, int local_rank) {
+  LAKERUN_CHECK_AS(ConfigError, requested == "auto" || requested == "gloo" || requested == "nccl",
+                   "InitOptions::backend='", requested, "' is not one of auto, gloo, nccl");
+#ifdef USE_C10D_NCCL
+  bool cuda = c10::cuda::device_count() > 0;
+#else
+  bool cuda = false;
+#endif
+  if (requested == "auto") return cuda ? "nccl" : "gloo";
+  if (requested == "nccl") {
+    LAKERUN_CHECK_AS(ConfigError, cuda, "InitOptions::backend='nccl' but ",
+#ifdef USE_C10D_NCCL
+                     "no CUDA device is visible",
+#else
+                     "this libtorch was built without NCCL",
+#endif
+                     " (local rank ", local_rank, ")");
+  }
+  return requested;
+}
+
+}  // namespace
+
+std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr store, const InitOptions& options) {
+  LAKERUN_CHECK(options.timeout.count() > 0, "InitOptions::timeout must be positive, got ", options.timeout.count(),
+                " ms");
+  auto impl = std::make_unique<Context::Impl>();
+  impl->env = env;
+  impl->timeout = options.timeout;
+  if (env.world_size == 1) return std::make_unique<Context>(std::move(impl));
+
+  LAKERUN_INTERNAL_ASSERT(store, "a store is needed at world size ", env.world_size);
+  impl->endpoint = env.master_addr.empty() ? "<in-process store>"
+                                           : env.master_addr + ":" + std::to_string(env.master_port);
+  impl->backend_name = ResolveBackend(options.backend, env.local_rank);
+  WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint);
+  // The backend's own keys live apart from lakerun's rendezvous keys.
+  compat::StorePtr pg_store = compat::MakePrefixStore("lakerun/pg/0", store);
+  try {
+    if (impl->backend_name == "gloo") {
+      GlooDeviceChoice choice = ChooseGlooDevices(env, options.gloo_interface);
+      LAKERUN_LOG(Debug) << "rank " << env.rank << ": Gloo device from " << choice.description;
+      impl->backend = compat::MakeGlooBackend(pg_store, env.rank, env.world_size, choice.devices, options.timeout);
+    } else {
+#ifdef USE_C10D_NCCL
+      if (options.set_cuda_device) c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
+      impl->device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+      impl->backend = compat::MakeNcclBackend(pg_store, env.rank, env.world_size, options.timeout);
+#endif
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    LAKERUN_THROW(DistError, "rank ", env.rank, " of ", env.world_size, ": creating the ", impl->backend_name,
+                  " process group through ", impl->endpoint, " failed: ", e.what());
+  }
+  impl->store = std::move(store);
+  return std::make_unique<Context>(std::move(impl));
+}
+
+void RethrowCollectiveError(const Context& ctx, const std::string& what, const std::exception& error) {
+  std::string message = error.what();
+  bool timed_out = message.find("imed out") != std::string::npos || message.find("Timeout") != std::string::npos ||
+                   message.find("timeout") != std::string::npos;
+  std::string text = StrCat("rank ", ctx.rank(), " of ", ctx.world_size(), ": ", what, " failed",
+                            timed_out ? StrCat(" (timeout ", ctx.timeout().count(), " ms)") : std::string(), ": ",
+                            message);
+  if (timed_out) throw CommTimeout(text);
+  throw DistError(text);
+}
+
+}  // namespace lakerun::dist

@@ -1,0 +1,32 @@
+// What a Context holds: this rank's place in the job, the store, and the c10d backend collectives run on.
+#pragma once
+
+#include <lakerun/dist/init.h>
+
+#include "dist/c10d_compat.h"
+#include "dist/rank_env.h"
+
+#include <memory>
+#include <string>
+
+namespace lakerun::dist {
+
+class Context::Impl {
+ public:
+  RankEnv env;
+  std::string backend_name = "none";
+  c10::Device device{c10::kCPU};
+  std::chrono::milliseconds timeout{0};
+  std::string endpoint;
+  compat::StorePtr store;      // null at world size 1
+  compat::BackendPtr backend;  // null at world size 1
+};
+
+/// Builds a Context over an existing store: checks every peer arrived, then creates the backend (Gloo, or NCCL
+/// when options.backend asks for it or "auto" finds CUDA). Tests pass a shared HashStore and one thread per rank.
+std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr store, const InitOptions& options);
+
+/// Wraps an exception from c10d into DistError / CommTimeout naming the operation and the rank.
+[[noreturn]] void RethrowCollectiveError(const Context& ctx, const std::string& what, const std::exception& error);
+
+}  // namespace lakerun::dist

@@ -1,0 +1,58 @@
+// The process-wide context behind Init(): environment detection, store connection, process group.
+#include <lakerun/base/error.h>
+#include <lakerun/base/logging.h>
+
+#include "dist/context_impl.h"
+#include "dist/rank_env.h"
+#include "dist/rendezvous.h"
+
+#include <mutex>
+
+namespace lakerun::dist {
+namespace {
+
+std::mutex& GlobalMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::unique_ptr<Context>& GlobalContext() {
+  static std::unique_ptr<Context> ctx;
+  return ctx;
+}
+
+}  // namespace
+
+Context& Init(const InitOptions& options) {
+  std::lock_guard<std::mutex> lock(GlobalMutex());
+  if (GlobalContext()) return *GlobalContext();
+  RankEnv env = DetectRankEnv(ProcessEnvironment());
+  if (!env.note.empty()) {
+    LAKERUN_LOG(Info) << env.note;
+  }
+  compat::StorePtr store;
+  if (env.world_size > 1) store = ConnectStore(env, options.timeout);
+  GlobalContext() = CreateContext(env, std::move(store), options);
+  LAKERUN_LOG(Debug) << "rank " << env.rank << " of " << env.world_size << " (local " << env.local_rank << " of "
+                     << env.local_world_size << ", " << LauncherName(env.launcher) << ") joined via "
+                     << GlobalContext()->master_endpoint() << ", backend " << GlobalContext()->backend();
+  return *GlobalContext();
+}
+
+bool IsInitialized() {
+  std::lock_guard<std::mutex> lock(GlobalMutex());
+  return GlobalContext() != nullptr;
+}
+
+Context& CurrentContext() {
+  std::lock_guard<std::mutex> lock(GlobalMutex());
+  LAKERUN_CHECK_AS(DistError, GlobalContext() != nullptr, "lakerun::dist::Init() has not been called");
+  return *GlobalContext();
+}
+
+void Shutdown() {
+  std::lock_guard<std::mutex> lock(GlobalMutex());
+  GlobalContext().reset();
+}
+
+}  // namespace lakerun::dist

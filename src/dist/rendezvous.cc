@@ -1,0 +1,68 @@
+#include "dist/rendezvous.h"
+
+#include <lakerun/base/error.h>
+#include <lakerun/base/logging.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace lakerun::dist {
+namespace {
+
+constexpr char kArrivedPrefix[] = "lakerun/arrived/";
+constexpr char kArrivedCount[] = "lakerun/arrived_count";
+
+std::string ArrivedKey(int rank) { return kArrivedPrefix + std::to_string(rank); }
+
+}  // namespace
+
+compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds timeout) {
+  std::string endpoint = env.master_addr + ":" + std::to_string(env.master_port);
+  bool server = !env.use_agent_store && env.rank == 0;
+  compat::StorePtr store;
+  try {
+    store = compat::MakeTcpStore(env.master_addr, static_cast<uint16_t>(env.master_port), server, timeout);
+  } catch (const std::exception& e) {
+    if (server) {
+      LAKERUN_THROW(DistError, "rank 0 cannot host the rendezvous store on ", endpoint, " (", LauncherName(env.launcher),
+                    "): ", e.what());
+    }
+    LAKERUN_THROW(CommTimeout, "rank ", env.rank, " could not reach the rendezvous store at ", endpoint, " within ",
+                  timeout.count(), " ms (", LauncherName(env.launcher),
+                  env.use_agent_store ? ", store hosted by the launcher" : ", store hosted by rank 0", "): ",
+                  e.what());
+  }
+  store->setTimeout(timeout);
+  if (env.use_agent_store) {
+    // Exactly what PyTorch's env:// rendezvous does under torchrun's agent store.
+    return compat::MakePrefixStore("/worker/attempt_" + std::to_string(env.restart_count), store);
+  }
+  return store;
+}
+
+void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::milliseconds timeout,
+                  const std::string& endpoint) {
+  store.set(ArrivedKey(rank), std::vector<uint8_t>{'1'});
+  int64_t arrived = store.add(kArrivedCount, 1);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  while (arrived < world_size) {
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    arrived = store.add(kArrivedCount, 0);
+  }
+  if (arrived >= world_size) return;
+  std::vector<int> missing;
+  for (int r = 0; r < world_size; ++r) {
+    if (!store.check({ArrivedKey(r)})) missing.push_back(r);
+  }
+  std::string names;
+  for (std::size_t i = 0; i < missing.size() && i < 32; ++i) names += (i ? ", " : "") + std::to_string(missing[i]);
+  if (missing.size() > 32) names += StrCat(" and ", missing.size() - 32, " more");
+  LAKERUN_THROW(CommTimeout, "rank ", rank, ": ", missing.size(), " of ", world_size, " ranks did not arrive at the",
+                " rendezvous store ", endpoint, " within ", timeout.count(), " ms; missing rank",
+                missing.size() == 1 ? " " : "s ", names);
+}
+
+}  // namespace lakerun::dist

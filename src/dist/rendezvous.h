@@ -1,0 +1,22 @@
+// Rendezvous steps before a process group exists: reaching the store, and checking every peer arrived.
+#pragma once
+
+#include "dist/c10d_compat.h"
+#include "dist/rank_env.h"
+
+#include <chrono>
+
+namespace lakerun::dist {
+
+/// The store this rank rendezvouses through, already scoped to this job attempt:
+/// - agent store (lakerun launcher, torchrun): a TCPStore client, keys under "/worker/attempt_<restart_count>";
+/// - otherwise rank 0 hosts a TCPStore server at MASTER_PORT and the others connect.
+/// Throws CommTimeout when the server cannot be reached within `timeout`, DistError when it cannot be hosted.
+compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds timeout);
+
+/// Announces this rank under a per-rank key and waits until all `world_size` ranks did. On timeout throws
+/// CommTimeout naming the ranks that never arrived (first 32), the store endpoint and the timeout.
+void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::milliseconds timeout,
+                  const std::string& endpoint);
+
+}  // namespace lakerun::dist
