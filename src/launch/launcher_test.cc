@@ -1,5 +1,7 @@
-// End-to-end tests of `lakerun launch` (the stand-alone launch_test_launcher program) with real rank processes
-// (testdata/test_rank.cc). Every wait is bounded; the fixture kills every process a test started, also on failure.
+// End-to-end tests of the launcher with real rank processes (testdata/test_rank.cc). Launch() runs in this process
+// where a separate launcher adds nothing (it loads libtorch, which costs a second of CPU per start); the stand-alone
+// `lakerun launch` program (launch_test_launcher) runs where it matters: flags, signals sent to the launcher,
+// concurrent launchers. Every wait is bounded; the fixture kills every process a test started, also on failure.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +19,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/launch/command.h"
+#include "lakerun/launch/launcher.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
 
@@ -115,6 +118,33 @@ class LauncherTest : public ::testing::Test {
     return Wait(Start(args), timeout);
   }
 
+  // Options for Launch() in this process: `rank_args` for the test rank, a 60 s safety timeout.
+  lakerun::launch::LaunchOptions Options(int n, std::vector<std::string> rank_args) {
+    lakerun::launch::LaunchOptions options;
+    options.processes = n;
+    options.command = {rank_};
+    options.command.insert(options.command.end(), rank_args.begin(), rank_args.end());
+    options.timeout = std::chrono::seconds(60);
+    return options;
+  }
+
+  // Runs Launch() in this process (the launcher's code without a process start), output captured in files.
+  Finished RunInProcess(lakerun::launch::LaunchOptions options) {
+    const std::string tag = "inproc" + std::to_string(inproc_runs_++);
+    const std::string out = dir_.Join(tag + ".out"), err = dir_.Join(tag + ".err");
+    const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    options.stdout_fd = out_fd;
+    options.stderr_fd = err_fd;
+    Finished f;
+    f.exit_code = lakerun::launch::Launch(options).exit_code;
+    ::close(out_fd);
+    ::close(err_fd);
+    f.out = ReadFile(out);
+    f.err = ReadFile(err);
+    return f;
+  }
+
   // Pids the ranks wrote under pid_dir() (ranks and their grandchildren).
   std::vector<pid_t> RankPids() {
     std::vector<pid_t> pids;
@@ -184,6 +214,7 @@ class LauncherTest : public ::testing::Test {
   lakerun::testing::TempDir dir_;
   std::string pid_dir_;
   std::vector<std::pair<pid_t, std::string>> started_;
+  int inproc_runs_ = 0;
 };
 
 // "[rankN] KEY=VALUE" lines of a --print-env run, per rank.
@@ -205,7 +236,7 @@ std::map<int, std::map<std::string, std::string>> ParseEnv(const std::string& ou
 TEST_F(LauncherTest, EnvironmentIsTorchrunsOnOneTwoAndFourRanks) {
   for (int n : {1, 2, 4}) {
     SCOPED_TRACE("n=" + std::to_string(n));
-    Finished f = RunLauncher({"-n", std::to_string(n), "--", rank_, "--print-env"});
+    Finished f = RunInProcess(Options(n, {"--print-env"}));
     ASSERT_EQ(f.exit_code, 0) << f.err;
     auto env = ParseEnv(f.out);
     ASSERT_EQ(env.size(), static_cast<size_t>(n)) << f.out;
@@ -239,7 +270,7 @@ TEST_F(LauncherTest, EnvironmentIsTorchrunsOnOneTwoAndFourRanks) {
 }
 
 TEST_F(LauncherTest, PrefixesLinesKeepsStreamsApartAndFlushesPartialLines) {
-  Finished f = RunLauncher({"-n", "2", "--", rank_, "--stdout", "hello", "--stderr", "warn", "--partial", "tail"});
+  Finished f = RunInProcess(Options(2, {"--stdout", "hello", "--stderr", "warn", "--partial", "tail"}));
   ASSERT_EQ(f.exit_code, 0) << f.err;
   for (const char* r : {"[rank0] ", "[rank1] "}) {
     EXPECT_THAT(f.out, HasSubstr(std::string(r) + "hello\n"));
@@ -273,15 +304,16 @@ struct FailureCase {
   const char* cause;
 };
 
+void PrintTo(const FailureCase& c, std::ostream* os) { *os << c.how; }
+
 class LauncherFailureTest : public LauncherTest, public ::testing::WithParamInterface<FailureCase> {};
 
 TEST_P(LauncherFailureTest, FirstFailureIsNamedAndNoProcessIsLeft) {
   const FailureCase& c = GetParam();
-  Finished f = RunLauncher({"-n", "3", "--grace-period", "1", "--", rank_, "--pidfile", pid_dir(), "--grandchild",
-                            "--stderr", "setting up", "--fail-rank", "1", "--fail-how", c.how, "--fail-after", "0.5",
-                            "--sleep", "60"},
-                           std::chrono::seconds(40));
-  EXPECT_EQ(f.signal, 0);
+  auto options = Options(3, {"--pidfile", pid_dir(), "--grandchild", "--stderr", "setting up", "--fail-rank", "1",
+                             "--fail-how", c.how, "--fail-after", "0.5", "--sleep", "60"});
+  options.grace_period = std::chrono::seconds(1);
+  Finished f = RunInProcess(options);
   EXPECT_EQ(f.exit_code, c.exit_code) << f.err;
   EXPECT_THAT(f.err, HasSubstr(std::string("error: rank 1 ") + c.cause));
   EXPECT_THAT(f.err, HasSubstr("last lines of rank 1's stderr"));
@@ -301,9 +333,10 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST_F(LauncherTest, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
-  Finished f = RunLauncher({"-n", "3", "--grace-period", "0.5", "--", rank_, "--pidfile", pid_dir(), "--ignore-term",
-                            "--fail-rank", "0", "--fail-how", "exit:9", "--fail-after", "0.5", "--sleep", "60"},
-                           std::chrono::seconds(40));
+  auto options = Options(3, {"--pidfile", pid_dir(), "--ignore-term", "--fail-rank", "0", "--fail-how", "exit:9",
+                             "--fail-after", "0.5", "--sleep", "60"});
+  options.grace_period = std::chrono::milliseconds(500);
+  Finished f = RunInProcess(options);
   EXPECT_EQ(f.exit_code, 9) << f.err;
   EXPECT_THAT(f.err, HasSubstr("rank 0 exited with code 9; stopping the other 2 ranks"));
   EXPECT_THAT(Survivors(), ::testing::IsEmpty());
@@ -345,8 +378,10 @@ TEST_F(LauncherTest, TwoConcurrentLaunchesBothSucceed) {
 }
 
 TEST_F(LauncherTest, MaxRestartsRestartsAllRanksAfterAFailure) {
-  Finished f = RunLauncher({"-n", "2", "--max-restarts", "2", "--", rank_, "--print-env", "--pidfile", pid_dir(),
-                            "--fail-rank", "1", "--fail-attempt", "0", "--fail-how", "exit:5", "--sleep", "0.3"});
+  auto options = Options(2, {"--print-env", "--pidfile", pid_dir(), "--fail-rank", "1", "--fail-attempt", "0",
+                             "--fail-how", "exit:5", "--sleep", "0.3"});
+  options.max_restarts = 2;
+  Finished f = RunInProcess(options);
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_THAT(f.err, HasSubstr("restarting all 2 ranks (restart 1 of 2) after: rank 1 exited with code 5"));
   EXPECT_THAT(f.err, Not(HasSubstr("restart 2 of 2")));
@@ -358,16 +393,19 @@ TEST_F(LauncherTest, MaxRestartsRestartsAllRanksAfterAFailure) {
 }
 
 TEST_F(LauncherTest, RestartsRunOutAndTheLastFailureIsReported) {
-  Finished f = RunLauncher({"-n", "2", "--max-restarts", "1", "--", rank_, "--fail-rank", "0", "--fail-how", "exit:7",
-                            "--sleep", "30"});
+  auto options = Options(2, {"--fail-rank", "0", "--fail-how", "exit:7", "--sleep", "30"});
+  options.max_restarts = 1;
+  Finished f = RunInProcess(options);
   EXPECT_EQ(f.exit_code, 7) << f.err;
   EXPECT_THAT(f.err, HasSubstr("restart 1 of 1"));
   EXPECT_THAT(f.err, HasSubstr("error: rank 0 exited with code 7 (first failure of 2 ranks, after 1 restart)"));
 }
 
 TEST_F(LauncherTest, TimeoutStopsTheRanksWithExitCode124) {
-  Finished f = RunLauncher({"-n", "2", "--timeout", "0.5", "--grace-period", "0.5", "--", rank_, "--pidfile",
-                            pid_dir(), "--sleep", "60"});
+  auto options = Options(2, {"--pidfile", pid_dir(), "--sleep", "60"});
+  options.timeout = std::chrono::milliseconds(500);
+  options.grace_period = std::chrono::milliseconds(500);
+  Finished f = RunInProcess(options);
   EXPECT_EQ(f.exit_code, 124) << f.err;
   EXPECT_THAT(f.err, HasSubstr("timed out"));
   EXPECT_THAT(Survivors(), ::testing::IsEmpty());
@@ -403,8 +441,11 @@ TEST_F(LauncherTest, UnmodifiedPythonDdpScriptRuns) {
   const char* python = std::getenv("LAKERUN_PYTHON");
   const std::string interpreter = python != nullptr && *python ? python : "/usr/bin/python3";
   if (!Exists(interpreter)) GTEST_SKIP() << interpreter << " is not installed";
-  Finished f = RunLauncher({"-n", "2", "--", interpreter, std::string(LAUNCH_TESTDATA) + "/ddp_check.py"},
-                           std::chrono::seconds(100));
+  lakerun::launch::LaunchOptions options;
+  options.processes = 2;
+  options.command = {interpreter, std::string(LAUNCH_TESTDATA) + "/ddp_check.py"};
+  options.timeout = std::chrono::seconds(100);
+  Finished f = RunInProcess(options);
   ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
   EXPECT_THAT(f.out, HasSubstr("[rank0] ddp ok rank=0 world=2 allreduce_sum=3 weights_equal=True\n"));
   EXPECT_THAT(f.out, HasSubstr("[rank1] ddp ok rank=1 world=2 allreduce_sum=3 weights_equal=True\n"));
