@@ -29,6 +29,18 @@ std::string DeletionVectorDescriptor::UniqueId() const {
   return id;
 }
 
+RemoveFile RemoveOf(const AddFile& add, int64_t deletion_timestamp_ms) {
+  RemoveFile r;
+  r.path = add.path;
+  r.deletion_timestamp = deletion_timestamp_ms;
+  r.data_change = true;
+  r.extended_file_metadata = true;
+  r.partition_values = add.partition_values;
+  r.size = add.size;
+  r.deletion_vector = add.deletion_vector;
+  return r;
+}
+
 std::string UuidToString(const std::string& b) {
   LAKERUN_CHECK(b.size() == 16, "a UUID has 16 bytes, got ", b.size());
   static const char kHex[] = "0123456789abcdef";

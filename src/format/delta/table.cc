@@ -144,10 +144,11 @@ Snapshot DeltaTable::AtVersion(int64_t version) const {
   for (int64_t v = start; v <= version; ++v) {
     auto it = log.commits.find(v);
     if (it == log.commits.end()) {
-      if (!snapshot.checkpoint_version && v < oldest_commit) {
+      if (v < oldest_commit) {
         LAKERUN_THROW(CorruptDataError, TableContext(path_, version), ": cannot be reconstructed: commit file ",
-                      JoinPath(log_dir, CommitFileName(v)), " is missing and no checkpoint at or below version ",
-                      version, " covers it (the oldest commit is version ", oldest_commit, ")");
+                      JoinPath(log_dir, CommitFileName(v)), " has been cleaned up and no checkpoint between version ",
+                      v, " and version ", version, " covers it (the oldest retained commit is version ",
+                      oldest_commit, ")");
       }
       LAKERUN_THROW(CorruptDataError, TableContext(path_, version), ": commit file ",
                     JoinPath(log_dir, CommitFileName(v)), " (version ", v,

@@ -121,6 +121,10 @@ struct ActionSet {
   std::vector<Sidecar> sidecars;                        ///< v2 checkpoints only
 };
 
+/// The remove action that deletes the logical file `add` (same path and deletion vector), with
+/// extendedFileMetadata: partition values and size carried over.
+RemoveFile RemoveOf(const AddFile& add, int64_t deletion_timestamp_ms);
+
 /// The canonical textual form of a UUID held in 16 bytes: "d2c639aa-8816-431a-aaf6-d3fe2512ff61".
 std::string UuidToString(const std::string& bytes16);
 /// A random version-4 UUID in canonical form.

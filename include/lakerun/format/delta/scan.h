@@ -1,0 +1,81 @@
+// Reading a Delta table's rows: file pruning by partition values and statistics, then each data file through
+// lakerun::parquet with deletion vectors applied (by row position), partition columns materialised from the log,
+// column mapping resolved (physical names in name mode, Parquet field ids in id mode) and columns missing from a
+// file read as null (schema evolution).
+//
+//   DeltaTable table("/data/t");
+//   Snapshot snap = table.Latest();
+//   ScanOptions opts;
+//   opts.columns = {"image", "label"};
+//   opts.filters = {{"split", Filter::Op::kEq, parquet::Value::String("train")}};
+//   TableScan scan(table, snap, opts);
+//   while (auto batch = scan.Next()) { for (const auto& row : batch->rows) ... }
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lakerun/format/delta/snapshot.h"
+#include "lakerun/format/delta/table.h"
+#include "lakerun/format/parquet/value.h"
+
+namespace lakerun::delta {
+
+/// A comparison of a top-level column with a constant. Filters prune files (partition values exactly, data
+/// columns by min/max/nullCount statistics) and filter the rows a scan returns.
+struct Filter {
+  enum class Op : int8_t { kEq, kNe, kLt, kLe, kGt, kGe, kIsNull, kIsNotNull };
+  std::string column;  ///< logical (display) name of a top-level primitive column
+  Op op = Op::kEq;
+  parquet::Value value;  ///< of the column's Value kind (values.h); ignored by kIsNull / kIsNotNull
+};
+
+struct ScanOptions {
+  /// Top-level columns (logical names) to return, in this order; empty: every column in schema order.
+  std::vector<std::string> columns;
+  /// Conjunction of filters.
+  std::vector<Filter> filters;
+  /// Rows read per Parquet read call.
+  int64_t batch_rows = 65536;
+};
+
+/// Whether the file may hold rows matching every filter (false only when the log proves it cannot).
+bool FileMayMatch(const Snapshot& snapshot, const AddFile& file, const std::vector<Filter>& filters);
+/// The live files that may hold matching rows, in snapshot order.
+std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const std::vector<Filter>& filters);
+
+/// The rows of one data file.
+struct FileBatch {
+  const AddFile* file = nullptr;
+  std::string path;                   ///< file-system path of the data file
+  int64_t rows_in_file = 0;           ///< physical rows in the Parquet file
+  int64_t deleted = 0;                ///< rows dropped by the deletion vector
+  std::vector<parquet::Value> rows;   ///< struct Values of the selected columns (logical names)
+};
+
+class TableScan {
+ public:
+  /// `table` and `snapshot` must outlive the scan. Throws InvalidArgument for unknown columns or bad filters.
+  TableScan(const DeltaTable& table, const Snapshot& snapshot, ScanOptions options = {});
+
+  /// Files the scan will read (after pruning).
+  const std::vector<AddFile>& files() const { return files_; }
+  /// Reads the next file; std::nullopt after the last. Errors name the table, version and data file.
+  std::optional<FileBatch> Next();
+  /// Every remaining row.
+  std::vector<parquet::Value> ReadAll();
+
+ private:
+  FileBatch ReadFile(const AddFile& file);
+
+  const DeltaTable& table_;
+  const Snapshot& snapshot_;
+  ScanOptions options_;
+  std::vector<const StructField*> columns_;
+  std::vector<AddFile> files_;
+  size_t next_ = 0;
+};
+
+}  // namespace lakerun::delta

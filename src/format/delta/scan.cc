@@ -1,0 +1,355 @@
+// Scanning a snapshot: pruning, Parquet reads, deletion vectors, partition values, column mapping.
+#include "lakerun/format/delta/scan.h"
+
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "lakerun/base/error.h"
+#include "lakerun/format/delta/deletion_vector.h"
+#include "lakerun/format/delta/values.h"
+#include "lakerun/format/parquet/file_reader.h"
+#include "lakerun/format/parquet/table_reader.h"
+
+namespace lakerun::delta {
+namespace {
+
+namespace pq = lakerun::parquet;
+using pq::Value;
+using nlohmann::json;
+
+bool IsNumber(const Value& v) {
+  return v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kFloat || v.kind() == Value::Kind::kDouble;
+}
+
+// Compares two non-null values, mixing integer and floating kinds numerically.
+int Cmp(const Value& a, const Value& b) {
+  if (IsNumber(a) && IsNumber(b) && a.kind() != b.kind()) {
+    const double x = a.as_double(), y = b.as_double();
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return pq::CompareValues(a, b);
+}
+
+bool Eval(const Value& v, const Filter& f) {
+  switch (f.op) {
+    case Filter::Op::kIsNull:
+      return v.is_null();
+    case Filter::Op::kIsNotNull:
+      return !v.is_null();
+    default:
+      break;
+  }
+  if (v.is_null() || f.value.is_null()) return false;
+  const int c = Cmp(v, f.value);
+  switch (f.op) {
+    case Filter::Op::kEq: return c == 0;
+    case Filter::Op::kNe: return c != 0;
+    case Filter::Op::kLt: return c < 0;
+    case Filter::Op::kLe: return c <= 0;
+    case Filter::Op::kGt: return c > 0;
+    case Filter::Op::kGe: return c >= 0;
+    default: return true;
+  }
+}
+
+bool IsPartition(const Snapshot& s, const std::string& name) {
+  const auto& p = s.metadata.partition_columns;
+  return std::find(p.begin(), p.end(), name) != p.end();
+}
+
+const StructField& FieldOrThrow(const Snapshot& s, const std::string& name) {
+  const StructField* f = s.metadata.schema->FindField(name);
+  LAKERUN_CHECK(f != nullptr, s.Describe(), ": unknown column '", name, "'");
+  return *f;
+}
+
+std::string LogKey(const Snapshot& s, const StructField& f) {
+  return s.column_mapping_mode() == ColumnMappingMode::kNone ? f.name : f.PhysicalName();
+}
+
+Value PartitionValueOf(const Snapshot& s, const AddFile& file, const StructField& f) {
+  auto it = file.partition_values.find(LogKey(s, f));
+  const std::optional<std::string> text = it == file.partition_values.end() ? std::nullopt : it->second;
+  return ParsePartitionValue(text, *f.type, StrCat(s.Describe(), " file ", file.path, " partition column ", f.name));
+}
+
+// INT96 (nanoseconds of day + Julian day) to microseconds since the epoch.
+int64_t Int96ToMicros(const std::string& b) {
+  uint64_t nanos = 0;
+  for (int i = 7; i >= 0; --i) nanos = (nanos << 8) | static_cast<unsigned char>(b[static_cast<size_t>(i)]);
+  uint32_t julian = 0;
+  for (int i = 11; i >= 8; --i) julian = (julian << 8) | static_cast<unsigned char>(b[static_cast<size_t>(i)]);
+  return (static_cast<int64_t>(julian) - 2440588) * 86400000000ll + static_cast<int64_t>(nanos / 1000);
+}
+
+// A file's value of a logical type, with struct fields renamed back to logical names.
+Value FromPhysical(const Value& v, const DataType& type, bool mapped) {
+  if (v.is_null()) return v;
+  switch (type.kind) {
+    case TypeKind::kStruct: {
+      if (v.kind() != Value::Kind::kStruct) return v;
+      std::vector<std::pair<std::string, Value>> fields;
+      for (const auto& f : type.fields) {
+        const Value* child = v.Field(mapped ? f.PhysicalName() : f.name);
+        fields.emplace_back(f.name, child ? FromPhysical(*child, *f.type, mapped) : Value::Null());
+      }
+      return Value::Struct(std::move(fields));
+    }
+    case TypeKind::kArray: {
+      if (v.kind() != Value::Kind::kList) return v;
+      std::vector<Value> items;
+      items.reserve(v.children().size());
+      for (const auto& item : v.children()) items.push_back(FromPhysical(item, *type.element, mapped));
+      return Value::List(std::move(items));
+    }
+    case TypeKind::kMap: {
+      if (v.kind() != Value::Kind::kMap) return v;
+      std::vector<std::pair<Value, Value>> entries;
+      for (size_t i = 0; i < v.map_size(); ++i) {
+        entries.emplace_back(FromPhysical(v.map_key(i), *type.key, mapped),
+                             FromPhysical(v.map_value(i), *type.value, mapped));
+      }
+      return Value::Map(std::move(entries));
+    }
+    case TypeKind::kTimestamp:
+    case TypeKind::kTimestampNtz:
+      if (v.kind() == Value::Kind::kBytes && v.as_string().size() == 12) return Value::Int(Int96ToMicros(v.as_string()));
+      return v;
+    case TypeKind::kDecimal:
+      if (v.kind() == Value::Kind::kBytes && !v.as_string().empty() && v.as_string().size() <= 8) {
+        const std::string& b = v.as_string();
+        int64_t x = static_cast<signed char>(b[0]);
+        for (size_t i = 1; i < b.size(); ++i) x = x * 256 + static_cast<unsigned char>(b[i]);
+        return Value::Int(x);
+      }
+      return v;
+    case TypeKind::kBinary:
+      return v.kind() == Value::Kind::kString ? Value::Bytes(v.as_string()) : v;
+    default:
+      return v;
+  }
+}
+
+}  // namespace
+
+bool FileMayMatch(const Snapshot& s, const AddFile& file, const std::vector<Filter>& filters) {
+  std::optional<json> stats;
+  bool stats_parsed = false;
+  for (const auto& f : filters) {
+    const StructField& field = FieldOrThrow(s, f.column);
+    if (IsPartition(s, f.column)) {
+      if (!Eval(PartitionValueOf(s, file, field), f)) return false;
+      continue;
+    }
+    if (!stats_parsed) {
+      stats_parsed = true;
+      if (file.stats) {
+        json j = json::parse(*file.stats, nullptr, false);
+        if (!j.is_discarded() && j.is_object()) stats = std::move(j);
+      }
+    }
+    if (!stats || !field.type->IsPrimitive()) continue;
+    const std::string key = LogKey(s, field);
+    auto lookup = [&](const char* section) -> const json* {
+      auto it = stats->find(section);
+      if (it == stats->end() || !it->is_object()) return nullptr;
+      auto v = it->find(key);
+      return v == it->end() ? nullptr : &*v;
+    };
+    std::optional<int64_t> num_records;
+    if (auto it = stats->find("numRecords"); it != stats->end() && it->is_number_integer()) {
+      num_records = it->get<int64_t>();
+    }
+    std::optional<int64_t> null_count;
+    if (const json* n = lookup("nullCount"); n && n->is_number_integer()) null_count = n->get<int64_t>();
+    if (f.op == Filter::Op::kIsNull) {
+      if (null_count && *null_count == 0) return false;
+      continue;
+    }
+    if (f.op == Filter::Op::kIsNotNull) {
+      if (null_count && num_records && *null_count == *num_records) return false;
+      continue;
+    }
+    if (f.op == Filter::Op::kNe || f.value.is_null()) continue;
+    std::optional<Value> min, max;
+    if (const json* m = lookup("minValues")) min = ParseStatsValue(m->dump(), *field.type);
+    if (const json* m = lookup("maxValues")) max = ParseStatsValue(m->dump(), *field.type);
+    if (max && (field.type->kind == TypeKind::kTimestamp || field.type->kind == TypeKind::kTimestampNtz)) {
+      max = Value::Int(max->as_int() + 999);  // stats are truncated to milliseconds
+    }
+    if (null_count && num_records && *null_count == *num_records) return false;  // all null: no comparison holds
+    switch (f.op) {
+      case Filter::Op::kEq:
+        if ((min && Cmp(f.value, *min) < 0) || (max && Cmp(f.value, *max) > 0)) return false;
+        break;
+      case Filter::Op::kLt:
+        if (min && Cmp(*min, f.value) >= 0) return false;
+        break;
+      case Filter::Op::kLe:
+        if (min && Cmp(*min, f.value) > 0) return false;
+        break;
+      case Filter::Op::kGt:
+        if (max && Cmp(*max, f.value) <= 0) return false;
+        break;
+      case Filter::Op::kGe:
+        if (max && Cmp(*max, f.value) < 0) return false;
+        break;
+      default:
+        break;
+    }
+  }
+  return true;
+}
+
+std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const std::vector<Filter>& filters) {
+  std::vector<AddFile> out;
+  for (const auto& f : snapshot.files) {
+    if (FileMayMatch(snapshot, f, filters)) out.push_back(f);
+  }
+  return out;
+}
+
+TableScan::TableScan(const DeltaTable& table, const Snapshot& snapshot, ScanOptions options)
+    : table_(table), snapshot_(snapshot), options_(std::move(options)) {
+  LAKERUN_CHECK(options_.batch_rows > 0, "ScanOptions::batch_rows must be positive");
+  if (options_.columns.empty()) {
+    for (const auto& f : snapshot.metadata.schema->fields) columns_.push_back(&f);
+  } else {
+    for (const auto& name : options_.columns) columns_.push_back(&FieldOrThrow(snapshot, name));
+  }
+  for (const auto& f : options_.filters) {
+    const StructField& field = FieldOrThrow(snapshot, f.column);
+    LAKERUN_CHECK(field.type->IsPrimitive(), snapshot.Describe(), ": filter on column '", f.column,
+                  "' of type ", TypeName(*field.type), "; only primitive columns can be filtered");
+  }
+  files_ = PruneFiles(snapshot, options_.filters);
+}
+
+std::optional<FileBatch> TableScan::Next() {
+  if (next_ >= files_.size()) return std::nullopt;
+  return ReadFile(files_[next_++]);
+}
+
+std::vector<Value> TableScan::ReadAll() {
+  std::vector<Value> out;
+  while (auto batch = Next()) {
+    for (auto& r : batch->rows) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+FileBatch TableScan::ReadFile(const AddFile& file) {
+  const Snapshot& s = snapshot_;
+  const ColumnMappingMode mode = s.column_mapping_mode();
+  const bool mapped = mode != ColumnMappingMode::kNone;
+  FileBatch batch;
+  batch.file = &file;
+  batch.path = s.DataFilePath(file);
+  const std::string context = StrCat(s.Describe(), " data file ", batch.path);
+
+  // Every column a filter or the caller needs.
+  std::vector<const StructField*> needed = columns_;
+  for (const auto& f : options_.filters) {
+    const StructField* field = &FieldOrThrow(s, f.column);
+    if (std::find(needed.begin(), needed.end(), field) == needed.end()) needed.push_back(field);
+  }
+
+  std::unique_ptr<pq::ParquetFile> pf;
+  try {
+    pf = pq::ParquetFile::Open(table_.fs(), batch.path);
+  } catch (const IoError& e) {
+    LAKERUN_THROW(IoError, context, " (add path ", file.path, "): cannot read the data file: ", e.what());
+  } catch (const CorruptDataError& e) {
+    LAKERUN_THROW(CorruptDataError, context, ": ", e.what());
+  }
+  batch.rows_in_file = pf->num_rows();
+  const pq::SchemaNode& root = pf->schema().root();
+
+  // Logical column -> name of the file's top-level field holding it (absent: read as null).
+  std::map<const StructField*, std::string> source;
+  bool file_has_ids = false;
+  for (const auto& child : root.children) file_has_ids |= child.field_id.has_value();
+  for (const StructField* f : needed) {
+    if (IsPartition(s, f->name)) continue;
+    for (const auto& child : root.children) {
+      bool match = false;
+      if (mode == ColumnMappingMode::kId) {
+        LAKERUN_CHECK_AS(CorruptDataError, file_has_ids, context,
+                         ": the table uses column mapping mode 'id' but the file has no Parquet field ids");
+        match = f->field_id && child.field_id == f->field_id;
+      } else {
+        match = child.name == (mode == ColumnMappingMode::kName ? f->PhysicalName() : f->name);
+      }
+      if (match) {
+        source[f] = child.name;
+        break;
+      }
+    }
+  }
+
+  std::vector<uint64_t> deleted;
+  if (file.deletion_vector) {
+    deleted = LoadDeletionVector(table_.fs(), table_.path(), *file.deletion_vector, context);
+  }
+  std::map<const StructField*, Value> partition_values;
+  for (const StructField* f : needed) {
+    if (IsPartition(s, f->name)) partition_values[f] = PartitionValueOf(s, file, *f);
+  }
+
+  auto emit = [&](const Value* physical_row, int64_t position) {
+    if (!deleted.empty() && std::binary_search(deleted.begin(), deleted.end(), static_cast<uint64_t>(position))) {
+      ++batch.deleted;
+      return;
+    }
+    auto value_of = [&](const StructField* f) -> Value {
+      if (auto it = partition_values.find(f); it != partition_values.end()) return it->second;
+      auto src = source.find(f);
+      if (src == source.end() || physical_row == nullptr) return Value::Null();
+      const Value* v = physical_row->Field(src->second);
+      return v ? FromPhysical(*v, *f->type, mapped) : Value::Null();
+    };
+    for (const auto& filter : options_.filters) {
+      if (!Eval(value_of(&FieldOrThrow(s, filter.column)), filter)) return;
+    }
+    std::vector<std::pair<std::string, Value>> fields;
+    fields.reserve(columns_.size());
+    for (const StructField* f : columns_) fields.emplace_back(f->name, value_of(f));
+    batch.rows.push_back(Value::Struct(std::move(fields)));
+  };
+
+  int64_t position = 0;
+  try {
+    if (source.empty()) {
+      for (; position < batch.rows_in_file; ++position) emit(nullptr, position);
+    } else {
+      pq::TableReadOptions read;
+      for (const auto& [f, name] : source) {
+        if (std::find(read.columns.begin(), read.columns.end(), name) == read.columns.end()) {
+          read.columns.push_back(name);
+        }
+      }
+      pq::TableReader reader(*pf, read);
+      while (true) {
+        std::vector<Value> rows = reader.ReadRows(options_.batch_rows);
+        if (rows.empty()) break;
+        for (const auto& r : rows) emit(&r, position++);
+      }
+    }
+  } catch (const CorruptDataError& e) {
+    LAKERUN_THROW(CorruptDataError, context, ": ", e.what());
+  } catch (const IoError& e) {
+    LAKERUN_THROW(IoError, context, ": ", e.what());
+  }
+  LAKERUN_CHECK_AS(CorruptDataError, position == batch.rows_in_file, context, ": read ", position,
+                   " rows, the footer says ", batch.rows_in_file);
+  if (!deleted.empty()) {
+    LAKERUN_CHECK_AS(CorruptDataError, deleted.back() < static_cast<uint64_t>(batch.rows_in_file), context,
+                     ": deletion vector deletes row ", deleted.back(), " of a file with ", batch.rows_in_file,
+                     " rows");
+  }
+  return batch;
+}
+
+}  // namespace lakerun::delta
