@@ -25,7 +25,7 @@ bool IsDir(const std::string& p) {
 
 /// The node binary: $LAKERUN_NODE, else the first `node` on PATH; empty when none.
 std::string FindNode() {
-  if (const char* env = std::getenv("LAKERUN_NODE"); env && *env) return env;
+  if (const char* env = std::getenv("LAKERUN_NODE"); env && *env) return ::access(env, X_OK) == 0 ? env : "";
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/bin:/bin");
   std::string dir;
@@ -47,7 +47,8 @@ bool SkipInteropRequested() {
 
 std::string OracleProblem() {
   if (FindNode().empty()) {
-    return "node is not on PATH; run scripts/setup.sh (or set LAKERUN_SKIP_INTEROP=1 to skip interop tests)";
+    return "node is not on PATH (or $LAKERUN_NODE is not executable); run scripts/setup.sh (or set "
+           "LAKERUN_SKIP_INTEROP=1 to skip interop tests)";
   }
   for (const char* pkg : {"@duckdb/node-api", "parquet-wasm", "apache-arrow", "hyparquet", "hyparquet-writer",
                           "hyparquet-compressors"}) {
