@@ -10,7 +10,9 @@
 //      value) and with DuckDB (SET threads=N; SELECT sum(num) / sum(strlen(str)) / sum(octet_length(blob)) /
 //      sum(list_sum(list)) over every column: every value decoded and aggregated, one small result row);
 //   3. prints rows/s, decoded GB/s and the ratio DuckDB time / lakerun time (> 1: lakerun faster), best of N runs
-//      after a warm-up (median in parentheses), and whether both engines' checksums agree.
+//      after a warm-up (median in parentheses); the least CPU time (user + system, all threads, of the lakerun
+//      process and of this Node process that hosts DuckDB) with its ratio and GB per CPU-second, which varies much
+//      less than wall time on a machine shared with other work; and whether both engines' checksums agree.
 // "Decoded bytes" = values x width + string/blob payload bytes (no offsets, no validity), counted by lakerun.
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -89,10 +91,14 @@ async function duckQuery(path) {
 async function duckScan(path) {
   const sql = await duckQuery(path);
   let checksum = 0;
+  const cpu = [];
   const once = async () => {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const r = await con.runAndReadAll(sql);
     const dt = (performance.now() - t0) / 1000;
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1e6);
     checksum = r.getRowsJS()[0].reduce((s, v) => s + Number(v ?? 0), 0);
     return dt;
   };
@@ -100,7 +106,9 @@ async function duckScan(path) {
   const times = [];
   for (let i = 0; i < reps; i++) times.push(await once());
   times.sort((a, b) => a - b);
-  return { best_s: times[0], median_s: times[Math.floor(times.length / 2)], checksum };
+  cpu.shift();   // the warm-up
+  cpu.sort((a, b) => a - b);
+  return { best_s: times[0], median_s: times[Math.floor(times.length / 2)], cpu_s: cpu[0], checksum };
 }
 
 const fmt = (x, d = 1) => x.toFixed(d).padStart(7);
@@ -113,7 +121,7 @@ for (const threads of threadList) {
   const lake = Object.fromEntries(out.trim().split('\n').map(l => JSON.parse(l)).map(r => [r.file, r]));
   await con.run(`SET threads = ${threads}`);
   console.log(`\n== ${threads} thread(s) ==`);
-  console.log('file                          rows  file MB decoded MB |  lakerun s  Mrow/s   GB/s |   DuckDB s  Mrow/s   GB/s | ratio  checksums');
+  console.log('file                           rows file MB dec. MB |   lakerun s (median)  Mrow/s   GB/s |    DuckDB s (median)  Mrow/s   GB/s | ratio | CPU s: lakerun  DuckDB  ratio  GB/CPU-s: lakerun DuckDB | checksums');
   for (const f of selected) {
     const l = lake[f];
     const d = await duckScan(f);
@@ -124,6 +132,8 @@ for (const threads of threadList) {
     console.log(`${name.padEnd(27)} ${String(l.rows).padStart(8)} ${fmt(statSync(f).size / 1e6)} ${fmt(gb * 1e3)}    |` +
       ` ${fmt(l.best_s, 3)} (${l.median_s.toFixed(3)}) ${fmt(l.rows / l.best_s / 1e6)} ${fmt(gb / l.best_s, 2)} |` +
       ` ${fmt(d.best_s, 3)} (${d.median_s.toFixed(3)}) ${fmt(l.rows / d.best_s / 1e6)} ${fmt(gb / d.best_s, 2)} |` +
-      ` ${(d.best_s / l.best_s).toFixed(2).padStart(5)}  ${agree}`);
+      ` ${(d.best_s / l.best_s).toFixed(2).padStart(5)} |` +
+      `        ${fmt(l.cpu_s, 3)} ${fmt(d.cpu_s, 3)} ${(d.cpu_s / l.cpu_s).toFixed(2).padStart(6)}` +
+      `            ${fmt(gb / l.cpu_s, 2)} ${fmt(gb / d.cpu_s, 2)} | ${agree}`);
   }
 }
