@@ -269,6 +269,26 @@ TEST_F(LauncherTest, EnvironmentIsTorchrunsOnOneTwoAndFourRanks) {
   }
 }
 
+TEST_F(LauncherTest, UseGpuGivesEachRankOneGpuAndCapsToTheVisibleOnes) {
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("CUDA_VISIBLE_DEVICES", "5,GPU-7e1d", 1);
+  auto options = Options(4, {"--print-env"});
+  options.use_gpu = true;
+  Finished f = RunInProcess(options);
+  if (old != nullptr) ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else ::unsetenv("CUDA_VISIBLE_DEVICES");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_THAT(f.err, HasSubstr("warning: -n 4 is more than the 2 GPUs visible (from CUDA_VISIBLE_DEVICES); "
+                               "starting 2 ranks, one per GPU"));
+  auto env = ParseEnv(f.out);
+  ASSERT_EQ(env.size(), 2u);
+  EXPECT_EQ(env[0]["CUDA_VISIBLE_DEVICES"], "5");
+  EXPECT_EQ(env[1]["CUDA_VISIBLE_DEVICES"], "GPU-7e1d");
+  EXPECT_EQ(env[1]["WORLD_SIZE"], "2");
+  EXPECT_EQ(env[1]["LOCAL_RANK"], "1");
+}
+
 TEST_F(LauncherTest, PrefixesLinesKeepsStreamsApartAndFlushesPartialLines) {
   Finished f = RunInProcess(Options(2, {"--stdout", "hello", "--stderr", "warn", "--partial", "tail"}));
   ASSERT_EQ(f.exit_code, 0) << f.err;

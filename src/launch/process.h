@@ -3,7 +3,8 @@
 // A rank is started with vfork+execve, never through a shell. Between vfork and execve the child only makes system
 // calls: it becomes the leader of its own process group, sets PR_SET_PDEATHSIG(SIGKILL) and then checks that its
 // parent is still the launcher (closing the race where the launcher dies before the flag is set), wires its
-// stdout/stderr to the given pipes and stdin to /dev/null, resets the signals the launcher handles, and execs.
+// stdout/stderr to the given pipes and stdin to /dev/null, marks every other descriptor close-on-exec, resets the
+// signals the launcher handles, and execs.
 // An exec failure is reported to the parent through the shared address space and thrown as IoError.
 #pragma once
 

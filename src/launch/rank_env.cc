@@ -27,6 +27,9 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& ba
   for (const auto& [key, value] : spec.extra) set(key, value);
   set_default("OMP_NUM_THREADS", std::to_string(std::max(1, spec.cores / std::max(1, spec.local_world_size))));
   set_default("PYTHONUNBUFFERED", "1");
+  // As torchrun: a failed NCCL collective raises instead of hanging (both spellings, libtorch 1.13 and 2.x).
+  set_default("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  set_default("NCCL_ASYNC_ERROR_HANDLING", "1");
   if (!spec.gpu.empty()) set("CUDA_VISIBLE_DEVICES", spec.gpu);
   set("RANK", std::to_string(spec.rank));
   set("LOCAL_RANK", std::to_string(spec.local_rank));

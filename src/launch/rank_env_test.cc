@@ -50,6 +50,8 @@ TEST(RankEnvTest, SetsTorchrunContractOverInheritedValues) {
   EXPECT_EQ(env["LAKERUN_LAUNCHER"], "1");
   EXPECT_EQ(env["OMP_NUM_THREADS"], "2");
   EXPECT_EQ(env["EXTRA"], "x");
+  EXPECT_EQ(env["PYTHONUNBUFFERED"], "1");
+  EXPECT_EQ(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "1");
   EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
 }
 
