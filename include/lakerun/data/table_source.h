@@ -1,0 +1,58 @@
+// RowSources over lakehouse tables: one Parquet file, a folder of Parquet files, or a Delta table at a version or
+// timestamp. Torch-free; no Parquet internals in this header.
+//
+//   TableOptions t;
+//   t.columns = {"image", "label"};
+//   t.filters = {{"split", FilterOp::kEq, std::string("train")},   // Delta partition column: prunes files
+//                {"label", FilterOp::kLt, int64_t{5}}};             // data column: prunes row groups by min/max
+//   t.delta_version = 12;
+//   std::shared_ptr<RowSource> source = OpenTable("/data/fashion_mnist", t);
+//
+// Only footers (and the Delta log, and deletion vectors) are read at open: the row count and the units (row groups)
+// are known before any data page is touched. Filters prune: partition filters drop whole files, filters on data
+// columns drop row groups whose statistics prove that no row matches; rows inside a kept row group are not
+// filtered (so every rank can plan the epoch from footers alone).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "lakerun/base/file_system.h"
+#include "lakerun/data/row_source.h"
+
+namespace lakerun::data {
+
+enum class FilterOp { kEq, kLt, kLe, kGt, kGe };
+
+struct Filter {
+  std::string column;
+  FilterOp op = FilterOp::kEq;
+  std::variant<int64_t, double, std::string> value;
+};
+
+struct TableOptions {
+  /// Top-level columns to read, in this order; empty = every column of the first file.
+  std::vector<std::string> columns;
+  /// Conjunction of filters (see above).
+  std::vector<Filter> filters;
+  /// Delta tables: the version to read, or the newest version committed at or before timestamp_ms; latest if unset.
+  std::optional<int64_t> delta_version;
+  std::optional<int64_t> delta_timestamp_ms;
+  /// This process's rank, only to name it in error messages (-1: not named).
+  int64_t rank = -1;
+};
+
+/// Opens `path`: a Delta table (a folder with _delta_log/), a folder of *.parquet files (recursively, in name
+/// order, skipping names starting with '_' or '.'), or one Parquet file. Column types map as: BOOLEAN -> bool,
+/// INT32 -> int32, INT64 -> int64, FLOAT -> float32, DOUBLE -> float64, FIXED_LEN_BYTE_ARRAY(w) -> uint8 [w],
+/// fixed-size lists of those -> [D] (or the shape stored under "lakerun.shape.<column>", which also reshapes
+/// fixed-width binary columns), BYTE_ARRAY -> binary. Throws IoError / CorruptDataError naming the file, and
+/// InvalidArgument / NotImplemented naming the column (unknown column, nested types, nulls, files that disagree).
+std::shared_ptr<RowSource> OpenTable(const std::string& path, const TableOptions& options = {},
+                                     FileSystem& fs = LocalFileSystem());
+
+}  // namespace lakerun::data

@@ -1,0 +1,388 @@
+// OpenTable: Parquet files and Delta snapshots as a RowSource whose units are (file, row group) pairs.
+#include "lakerun/data/table_source.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "error_context.h"
+#include "lakerun/base/error.h"
+#include "lakerun/format/delta/deletion_vector.h"
+#include "lakerun/format/delta/snapshot.h"
+#include "lakerun/format/delta/table.h"
+#include "lakerun/format/parquet/file_reader.h"
+#include "lakerun/format/parquet/metadata.h"
+#include "lakerun/format/parquet/schema.h"
+#include "lakerun/format/parquet/table_reader.h"
+
+namespace lakerun::data {
+namespace {
+
+namespace pq = lakerun::parquet;
+
+struct DataFile {
+  std::string path;
+  std::unique_ptr<pq::ParquetFile> file;
+  std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
+};
+
+struct Unit {
+  size_t file = 0;
+  int row_group = 0;
+  uint64_t rg_rows = 0;               // rows stored in the row group
+  std::vector<uint64_t> deleted;      // positions inside the row group to drop
+};
+
+// How one projected column is stored in one file.
+struct ColumnLayout {
+  int leaf = 0;
+  bool is_list = false;
+};
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+void ListParquetFiles(FileSystem& fs, const std::string& dir, std::vector<std::string>* out) {
+  for (const FileInfo& entry : fs.List(dir)) {
+    if (StartsWith(entry.name, "_") || StartsWith(entry.name, ".")) continue;
+    const std::string path = JoinPath(dir, entry.name);
+    if (entry.is_directory) {
+      ListParquetFiles(fs, path, out);
+    } else if (entry.name.size() > 8 && entry.name.compare(entry.name.size() - 8, 8, ".parquet") == 0) {
+      out->push_back(path);
+    }
+  }
+}
+
+ElementType MapPhysical(pq::PhysicalType type, const std::string& where) {
+  switch (type) {
+    case pq::PhysicalType::kBoolean: return ElementType::kBool;
+    case pq::PhysicalType::kInt32: return ElementType::kInt32;
+    case pq::PhysicalType::kInt64: return ElementType::kInt64;
+    case pq::PhysicalType::kFloat: return ElementType::kFloat32;
+    case pq::PhysicalType::kDouble: return ElementType::kFloat64;
+    case pq::PhysicalType::kByteArray: return ElementType::kBinary;
+    case pq::PhysicalType::kFixedLenByteArray: return ElementType::kUInt8;
+    default: break;
+  }
+  LAKERUN_THROW(NotImplemented, where, ": physical type ", pq::ToString(type), " cannot become a tensor");
+}
+
+int64_t Product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// The loader's view of top-level field `name` of `file`, and where its values live.
+ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, ColumnLayout* layout) {
+  const pq::Schema& schema = file.schema();
+  const std::string where = StrCat(file.path(), " column '", name, "'");
+  const pq::SchemaNode* node = schema.FindNode(name);
+  LAKERUN_CHECK(node != nullptr, file.path(), ": no column '", name, "' (schema: ", schema.ToString(), ")");
+  const std::vector<int> leaves = schema.ColumnsUnder(name);
+  const auto shape_meta = pq::TensorShape(file.metadata(), name);
+  ColumnInfo info{name, ElementType::kFloat32, {}};
+  if (node->is_leaf()) {
+    layout->leaf = node->column_index;
+    layout->is_list = false;
+    info.type = MapPhysical(node->physical_type, where);
+    if (node->physical_type == pq::PhysicalType::kFixedLenByteArray) {
+      info.shape = {node->type_length};
+      if (shape_meta && Product(*shape_meta) == node->type_length) info.shape = *shape_meta;
+    }
+    return info;
+  }
+  const pq::SchemaNode* element = nullptr;
+  bool element_is_repeated = false;
+  LAKERUN_CHECK_AS(NotImplemented,
+                   pq::IsListNode(*node, &element, &element_is_repeated) && element->is_leaf() && leaves.size() == 1,
+                   where, ": nested columns other than lists of numbers are not supported by the loader");
+  layout->leaf = leaves[0];
+  layout->is_list = true;
+  info.type = MapPhysical(element->physical_type, where);
+  LAKERUN_CHECK_AS(NotImplemented, info.type != ElementType::kBinary &&
+                   element->physical_type != pq::PhysicalType::kFixedLenByteArray,
+                   where, ": lists of binary values are not supported by the loader");
+  if (shape_meta) {
+    info.shape = *shape_meta;
+  } else {
+    // No recorded shape: the list length from the first non-empty row group's value count.
+    int64_t length = -1;
+    for (const auto& rg : file.metadata().row_groups) {
+      if (rg.num_rows > 0) {
+        length = rg.columns.at(layout->leaf).num_values / rg.num_rows;
+        break;
+      }
+    }
+    LAKERUN_CHECK_AS(NotImplemented, length >= 0, where,
+                     ": list length unknown (no rows and no lakerun.shape metadata)");
+    info.shape = {length};
+  }
+  return info;
+}
+
+pq::Predicate ToPredicate(const Filter& f, const pq::ParquetFile& file) {
+  const auto leaf = file.schema().FindColumn(f.column);
+  LAKERUN_CHECK(leaf.has_value(), file.path(), ": filter column '", f.column, "' is not a leaf column");
+  const pq::PhysicalType type = file.schema().column(*leaf).physical_type;
+  pq::Predicate p;
+  p.column = f.column;
+  p.op = f.op == FilterOp::kEq ? pq::Predicate::Op::kEq
+         : f.op == FilterOp::kLt ? pq::Predicate::Op::kLt
+         : f.op == FilterOp::kLe ? pq::Predicate::Op::kLe
+         : f.op == FilterOp::kGt ? pq::Predicate::Op::kGt
+                                 : pq::Predicate::Op::kGe;
+  const std::string bad = StrCat(file.path(), ": filter on '", f.column, "' (", pq::ToString(type),
+                                 ") needs a value of the column's kind");
+  if (type == pq::PhysicalType::kInt32 || type == pq::PhysicalType::kInt64) {
+    LAKERUN_CHECK(std::holds_alternative<int64_t>(f.value), bad);
+    p.value = pq::Value::Int(std::get<int64_t>(f.value));
+  } else if (type == pq::PhysicalType::kFloat || type == pq::PhysicalType::kDouble) {
+    const double v = std::holds_alternative<double>(f.value) ? std::get<double>(f.value)
+                     : std::holds_alternative<int64_t>(f.value)
+                         ? static_cast<double>(std::get<int64_t>(f.value))
+                         : throw InvalidArgument(bad);
+    p.value = type == pq::PhysicalType::kFloat ? pq::Value::Float(static_cast<float>(v)) : pq::Value::Double(v);
+  } else if (type == pq::PhysicalType::kByteArray) {
+    LAKERUN_CHECK(std::holds_alternative<std::string>(f.value), bad);
+    p.value = pq::Value::String(std::get<std::string>(f.value));
+  } else {
+    LAKERUN_THROW(NotImplemented, bad);
+  }
+  return p;
+}
+
+// Whether a Delta partition value satisfies `f` (null partition values never match).
+bool PartitionMatches(const std::optional<std::string>& value, const Filter& f) {
+  if (!value) return false;
+  int cmp;
+  if (std::holds_alternative<std::string>(f.value)) {
+    cmp = value->compare(std::get<std::string>(f.value));
+  } else {
+    const double a = std::stod(*value);
+    const double b = std::holds_alternative<double>(f.value) ? std::get<double>(f.value)
+                                                             : static_cast<double>(std::get<int64_t>(f.value));
+    cmp = a < b ? -1 : (a > b ? 1 : 0);
+  }
+  switch (f.op) {
+    case FilterOp::kEq: return cmp == 0;
+    case FilterOp::kLt: return cmp < 0;
+    case FilterOp::kLe: return cmp <= 0;
+    case FilterOp::kGt: return cmp > 0;
+    case FilterOp::kGe: return cmp >= 0;
+  }
+  return false;
+}
+
+class ParquetTableSource final : public RowSource {
+ public:
+  ParquetTableSource(std::vector<DataFile> files, const TableOptions& options,
+                     const std::vector<std::string>& partition_columns)
+      : files_(std::move(files)) {
+    std::vector<std::string> names = options.columns;
+    if (names.empty() && !files_.empty()) {
+      for (const auto& child : files_[0].file->schema().root().children) names.push_back(child.name);
+    }
+    for (const std::string& name : names) {
+      LAKERUN_CHECK_AS(NotImplemented,
+                       std::find(partition_columns.begin(), partition_columns.end(), name) ==
+                           partition_columns.end(),
+                       "column '", name, "' is a Delta partition column; reading it into tensors is not supported");
+    }
+    layouts_.resize(files_.size());
+    for (size_t f = 0; f < files_.size(); ++f) {
+      for (size_t c = 0; c < names.size(); ++c) {
+        ColumnLayout layout;
+        ColumnInfo info = Describe(*files_[f].file, names[c], &layout);
+        if (f == 0) {
+          infos_.push_back(info);
+        } else {
+          const ColumnInfo& first = infos_[c];
+          LAKERUN_CHECK(info.type == first.type && info.shape == first.shape, files_[f].path, ": column '",
+                        names[c], "' is ", ToString(info.type), " of ", info.shape.size(), "-d shape, but in ",
+                        files_[0].path, " it is ", ToString(first.type), " of ", first.shape.size(), "-d shape");
+        }
+        layouts_[f].push_back(layout);
+      }
+      std::vector<pq::Predicate> predicates;
+      for (const Filter& filter : options.filters) {
+        if (std::find(partition_columns.begin(), partition_columns.end(), filter.column) != partition_columns.end()) {
+          continue;
+        }
+        predicates.push_back(ToPredicate(filter, *files_[f].file));
+      }
+      const pq::FileMetaData& md = files_[f].file->metadata();
+      uint64_t file_row = 0;
+      auto deleted = files_[f].deleted.begin();
+      for (int rg = 0; rg < static_cast<int>(md.row_groups.size()); ++rg) {
+        const auto rows = static_cast<uint64_t>(md.row_groups[rg].num_rows);
+        Unit unit{f, rg, rows, {}};
+        while (deleted != files_[f].deleted.end() && *deleted < file_row + rows) {
+          unit.deleted.push_back(*deleted++ - file_row);
+        }
+        file_row += rows;
+        bool pruned = false;
+        for (const auto& p : predicates) pruned = pruned || pq::RowGroupCannotMatch(md, rg, p);
+        if (pruned || unit.deleted.size() == rows) continue;
+        starts_.push_back(rows_);
+        rows_ += rows - unit.deleted.size();
+        units_.push_back(std::move(unit));
+      }
+    }
+    starts_.push_back(rows_);
+  }
+
+  const std::vector<ColumnInfo>& columns() const override { return infos_; }
+  uint64_t num_rows() const override { return rows_; }
+  size_t num_units() const override { return units_.size(); }
+  uint64_t unit_start(size_t unit) const override { return starts_.at(unit); }
+  std::string DescribeUnit(size_t unit) const override {
+    const Unit& u = units_.at(unit);
+    return StrCat(files_[u.file].path, " row group ", u.row_group);
+  }
+
+  std::shared_ptr<const UnitData> ReadUnit(size_t index) const override {
+    const Unit& unit = units_.at(index);
+    const pq::ParquetFile& file = *files_[unit.file].file;
+    auto out = std::make_shared<UnitData>();
+    out->rows = unit.rg_rows;
+    for (size_t c = 0; c < infos_.size(); ++c) {
+      const ColumnInfo& info = infos_[c];
+      const ColumnLayout& layout = layouts_[unit.file][c];
+      auto data = std::make_shared<pq::ColumnData>(file.ReadColumnChunk(unit.row_group, layout.leaf));
+      const std::string where = StrCat(DescribeUnit(index), " column '", info.name, "'");
+      ColumnChunk chunk;
+      if (info.type == ElementType::kBinary) {
+        LAKERUN_CHECK_AS(CorruptDataError, data->num_values() == static_cast<int64_t>(unit.rg_rows), where, ": ",
+                         unit.rg_rows - data->num_values(), " null values (the loader needs non-null values)");
+        chunk.offsets = data->offsets().data();
+        chunk.size_bytes = data->value_buffer().size();
+      } else {
+        if (layout.is_list && unit.rg_rows > 0) {
+          const auto length = data->FixedListLength();
+          LAKERUN_CHECK_AS(CorruptDataError, length && *length == info.elements_per_row(), where,
+                           ": lists are not all non-null of length ", info.elements_per_row(),
+                           " (the column's shape); the loader needs fixed-size lists");
+        }
+        // Lists store one value per element; scalars and fixed-width binary values one value per row.
+        const uint64_t expected = layout.is_list ? unit.rg_rows * static_cast<uint64_t>(info.elements_per_row())
+                                                 : unit.rg_rows;
+        LAKERUN_CHECK_AS(CorruptDataError, static_cast<uint64_t>(data->num_values()) == expected, where, ": ",
+                         data->num_values(), " values for ", unit.rg_rows, " rows, expected ", expected,
+                         " (nulls are not supported by the loader)");
+        chunk.size_bytes = data->value_buffer().size();
+        LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= unit.rg_rows * info.row_bytes(), where, ": ",
+                         chunk.size_bytes, " value bytes for ", unit.rg_rows, " rows of ", info.row_bytes(),
+                         " bytes");
+      }
+      chunk.data = data->value_buffer().data();
+      chunk.owner = data;
+      out->bytes += chunk.size_bytes + (chunk.offsets ? (unit.rg_rows + 1) * sizeof(int64_t) : 0);
+      out->columns.push_back(std::move(chunk));
+    }
+    if (!unit.deleted.empty()) Compact(unit, out.get());
+    return out;
+  }
+
+ private:
+  // Drops the rows a deletion vector removed.
+  void Compact(const Unit& unit, UnitData* data) const {
+    std::vector<uint64_t> kept;
+    kept.reserve(unit.rg_rows - unit.deleted.size());
+    auto d = unit.deleted.begin();
+    for (uint64_t r = 0; r < unit.rg_rows; ++r) {
+      if (d != unit.deleted.end() && *d == r) {
+        ++d;
+      } else {
+        kept.push_back(r);
+      }
+    }
+    data->bytes = 0;
+    for (size_t c = 0; c < infos_.size(); ++c) {
+      ColumnChunk& chunk = data->columns[c];
+      auto bytes = std::make_shared<std::vector<uint8_t>>();
+      if (infos_[c].type == ElementType::kBinary) {
+        auto offsets = std::make_shared<std::vector<int64_t>>(1, 0);
+        for (uint64_t r : kept) {
+          bytes->insert(bytes->end(), chunk.data + chunk.offsets[r], chunk.data + chunk.offsets[r + 1]);
+          offsets->push_back(static_cast<int64_t>(bytes->size()));
+        }
+        chunk.offsets = offsets->data();
+        chunk.owner = std::make_shared<std::pair<decltype(bytes), decltype(offsets)>>(bytes, offsets);
+      } else {
+        const size_t row = infos_[c].row_bytes();
+        bytes->resize(kept.size() * row);
+        for (size_t i = 0; i < kept.size(); ++i) std::memcpy(bytes->data() + i * row, chunk.data + kept[i] * row, row);
+        chunk.owner = bytes;
+      }
+      chunk.data = bytes->data();
+      chunk.size_bytes = bytes->size();
+      data->bytes += chunk.size_bytes;
+    }
+    data->rows = kept.size();
+  }
+
+  std::vector<DataFile> files_;
+  std::vector<std::vector<ColumnLayout>> layouts_;  // per file, per projected column
+  std::vector<ColumnInfo> infos_;
+  std::vector<Unit> units_;
+  std::vector<uint64_t> starts_;
+  uint64_t rows_ = 0;
+};
+
+std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& options, FileSystem& fs) {
+  std::vector<DataFile> files;
+  std::vector<std::string> partition_columns;
+  if (delta::IsDeltaTable(path, fs)) {
+    delta::DeltaTable table(path, fs);
+    const delta::Snapshot snapshot = options.delta_version      ? table.AtVersion(*options.delta_version)
+                                     : options.delta_timestamp_ms ? table.AtTimestamp(*options.delta_timestamp_ms)
+                                                                  : table.Latest();
+    LAKERUN_CHECK_AS(NotImplemented, snapshot.column_mapping_mode() == delta::ColumnMappingMode::kNone,
+                     snapshot.Describe(), ": column mapping is not supported by the loader yet");
+    partition_columns = snapshot.metadata.partition_columns;
+    for (const delta::AddFile& add : snapshot.files) {
+      bool keep = true;
+      for (const Filter& f : options.filters) {
+        if (std::find(partition_columns.begin(), partition_columns.end(), f.column) == partition_columns.end()) {
+          continue;
+        }
+        const auto it = add.partition_values.find(f.column);
+        keep = keep && it != add.partition_values.end() && PartitionMatches(it->second, f);
+      }
+      if (!keep) continue;
+      DataFile file;
+      file.path = snapshot.DataFilePath(add);
+      if (add.deletion_vector) {
+        file.deleted = delta::LoadDeletionVector(fs, snapshot.table_path, *add.deletion_vector, snapshot.Describe());
+        std::sort(file.deleted.begin(), file.deleted.end());
+      }
+      files.push_back(std::move(file));
+    }
+  } else {
+    const auto info = fs.Stat(path);
+    LAKERUN_CHECK_AS(IoError, info.has_value(), "cannot open table ", path, ": no such file or directory");
+    std::vector<std::string> paths;
+    if (info->is_directory) {
+      ListParquetFiles(fs, path, &paths);
+      std::sort(paths.begin(), paths.end());
+    } else {
+      paths.push_back(path);
+    }
+    for (std::string& p : paths) files.push_back(DataFile{std::move(p), nullptr, {}});
+  }
+  for (DataFile& file : files) file.file = pq::ParquetFile::Open(fs, file.path);
+  return std::make_shared<ParquetTableSource>(std::move(files), options, partition_columns);
+}
+
+}  // namespace
+
+std::shared_ptr<RowSource> OpenTable(const std::string& path, const TableOptions& options, FileSystem& fs) {
+  try {
+    return OpenTableImpl(path, options, fs);
+  } catch (...) {
+    if (options.rank < 0) throw;
+    RethrowWithContext(StrCat("rank ", options.rank, ": "));
+  }
+}
+
+}  // namespace lakerun::data

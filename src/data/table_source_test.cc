@@ -1,0 +1,208 @@
+// OpenTable over real Parquet files and Delta tables written by lakerun's writers, read through the Loader.
+#include "lakerun/data/table_source.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+
+#include "lakerun/base/error.h"
+#include "lakerun/base/fault_injection.h"
+#include "lakerun/data/loader.h"
+#include "lakerun/format/delta/commit.h"
+#include "lakerun/format/delta/schema.h"
+#include "lakerun/format/delta/writer.h"
+#include "lakerun/format/parquet/schema.h"
+#include "lakerun/format/parquet/writer.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
+
+namespace lakerun::data {
+namespace {
+
+namespace pq = lakerun::parquet;
+
+// Rows [first, first + n): id = i, image = 4 bytes (i, i+1, i+2, i+3), x = [2, 3] floats i + 0.5 k.
+void WriteFile(FileSystem& fs, const std::string& path, int64_t first, int64_t n, int64_t row_group_rows) {
+  pq::Schema schema = pq::Schema::FromFields(
+      {pq::Leaf("id", pq::PhysicalType::kInt64),
+       pq::Leaf("image", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 4),
+       pq::ListOf("x", pq::Leaf("element", pq::PhysicalType::kFloat), pq::Repetition::kRequired)});
+  pq::WriterOptions options;
+  options.tensor_shapes["x"] = {2, 3};
+  options.tensor_shapes["image"] = {2, 2};
+  pq::ParquetWriter writer(fs, path, schema, options);
+  for (int64_t begin = first; begin < first + n; begin += row_group_rows) {
+    const int64_t end = std::min(first + n, begin + row_group_rows);
+    std::vector<int64_t> ids;
+    std::vector<std::string> images;
+    std::vector<float> xs;
+    std::vector<int16_t> reps, defs;
+    for (int64_t i = begin; i < end; ++i) {
+      ids.push_back(i);
+      images.push_back(std::string{static_cast<char>(i), static_cast<char>(i + 1), static_cast<char>(i + 2),
+                                   static_cast<char>(i + 3)});
+      for (int k = 0; k < 6; ++k) {
+        xs.push_back(static_cast<float>(i) + 0.5f * k);
+        reps.push_back(k == 0 ? 0 : 1);
+        defs.push_back(1);
+      }
+    }
+    pq::ColumnData x = pq::ColumnData::Floats(xs);
+    x.set_rep_levels(reps, 1);
+    x.set_def_levels(defs, 1);
+    writer.WriteRowGroup({pq::ColumnData::Int64s(ids),
+                          pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 4, images), x});
+  }
+  writer.Close();
+}
+
+std::map<int64_t, int> ReadAll(const std::shared_ptr<RowSource>& source, int64_t world, size_t threads) {
+  std::map<int64_t, int> counts;
+  for (int64_t rank = 0; rank < world; ++rank) {
+    LoaderOptions o;
+    o.batch_size = 7;
+    o.rank = rank;
+    o.world_size = world;
+    o.remainder = RemainderPolicy::kDrop;
+    o.num_threads = threads;
+    Loader loader(source, o);
+    while (auto b = loader.Next()) {
+      const at::Tensor id = b->at("id");
+      EXPECT_TRUE(at::equal(id, b->sample_ids));
+      EXPECT_EQ(b->at("x").sizes(), (at::IntArrayRef{b->size(), 2, 3}));
+      EXPECT_EQ(b->at("image").sizes(), (at::IntArrayRef{b->size(), 2, 2}));
+      EXPECT_EQ(b->at("image").scalar_type(), at::kByte);
+      EXPECT_TRUE(at::allclose(b->at("x").select(1, 1).select(1, 0), id.to(at::kFloat) + 1.5f));
+      EXPECT_TRUE(at::equal(b->at("image").select(1, 1).select(1, 1), (id + 3).remainder(256).to(at::kByte)));
+      for (int64_t k = 0; k < b->size(); ++k) ++counts[id[k].item<int64_t>()];
+    }
+  }
+  return counts;
+}
+
+TEST(TableSourceTest, FolderOfFilesWithUnevenRowGroupsFeedsEveryRankExactlyOnce) {
+  testing::TempDir dir;
+  FileSystem& fs = LocalFileSystem();
+  WriteFile(fs, dir.Join("part-0.parquet"), 0, 100, 100);   // one row group
+  WriteFile(fs, dir.Join("part-1.parquet"), 100, 37, 10);   // four
+  fs.CreateDirs(dir.Join("sub"));
+  WriteFile(fs, dir.Join("sub/part-2.parquet"), 137, 3, 1);  // three of one row
+  fs.WriteAtomically(dir.Join("_SUCCESS"), "");
+  auto source = OpenTable(dir.path());
+  EXPECT_EQ(source->num_rows(), 140u);
+  EXPECT_EQ(source->num_units(), 8u);
+  ASSERT_EQ(source->columns().size(), 3u);
+  EXPECT_EQ(source->columns()[2].type, ElementType::kFloat32);
+  for (int64_t world : {1, 3, 8}) {
+    const auto counts = ReadAll(source, world, world == 3 ? 0 : 2);
+    EXPECT_EQ(counts.size(), static_cast<size_t>(140 - 140 % world)) << world;
+    for (const auto& [id, c] : counts) ASSERT_EQ(c, 1) << id;
+  }
+}
+
+TEST(TableSourceTest, OneRowGroupOnEightRanksAndProjection) {
+  testing::TempDir dir;
+  WriteFile(LocalFileSystem(), dir.Join("one.parquet"), 0, 5, 5);
+  TableOptions t;
+  t.columns = {"x", "id"};
+  auto source = OpenTable(dir.Join("one.parquet"), t);
+  ASSERT_EQ(source->columns().size(), 2u);
+  EXPECT_EQ(source->columns()[0].name, "x");
+  std::map<int64_t, int> counts;
+  for (int64_t rank = 0; rank < 8; ++rank) {
+    LoaderOptions o;
+    o.batch_size = 4;
+    o.rank = rank;
+    o.world_size = 8;
+    Loader loader(source, o);
+    auto b = loader.Next();
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->size(), 1);
+    EXPECT_EQ(b->tensors.count("image"), 0u);
+    ++counts[b->at("id")[0].item<int64_t>()];
+    EXPECT_FALSE(loader.Next().has_value());
+  }
+  EXPECT_EQ(counts.size(), 5u);  // padding repeats 3 of the 5 rows
+}
+
+TEST(TableSourceTest, StatisticsFiltersPruneRowGroupsBeforeAnyRead) {
+  testing::TempDir dir;
+  WriteFile(LocalFileSystem(), dir.Join("t.parquet"), 0, 100, 10);
+  TableOptions t;
+  t.filters = {{"id", FilterOp::kGe, int64_t{45}}, {"id", FilterOp::kLt, int64_t{70}}};
+  auto source = OpenTable(dir.Join("t.parquet"), t);
+  EXPECT_EQ(source->num_rows(), 30u);  // row groups 40-49, 50-59, 60-69
+  EXPECT_EQ(source->DescribeUnit(0), dir.Join("t.parquet") + " row group 4");
+  t.filters = {{"id", FilterOp::kEq, std::string("x")}};
+  EXPECT_THROW_WITH(OpenTable(dir.Join("t.parquet"), t), InvalidArgument, "'id'");
+}
+
+TEST(TableSourceTest, MissingAndCorruptFilesNameTheFileAndTheRank) {
+  testing::TempDir dir;
+  TableOptions t;
+  t.rank = 5;
+  EXPECT_THROW_WITH(OpenTable(dir.Join("nope.parquet"), t), IoError, "rank 5", "nope.parquet");
+  LocalFileSystem().WriteAtomically(dir.Join("bad.parquet"), "PAR1 this is not parquet PAR1");
+  EXPECT_THROW_WITH(OpenTable(dir.Join("bad.parquet"), t), CorruptDataError, "rank 5", "bad.parquet");
+
+  // A file whose first page header is corrupt (the footer is fine, so it opens): the decoding error crosses the
+  // prefetch queue to the consumer.
+  WriteFile(LocalFileSystem(), dir.Join("t.parquet"), 0, 50, 10);
+  FaultInjectingFileSystem faulty(LocalFileSystem());
+  for (uint64_t offset = 4; offset < 12; ++offset) faulty.CorruptByte("t.parquet", offset);
+  auto source = OpenTable(dir.Join("t.parquet"), {}, faulty);
+  for (size_t threads : {0, 2}) {
+    LoaderOptions o;
+    o.rank = 1;
+    o.world_size = 2;
+    o.num_threads = threads;
+    o.timeout = std::chrono::seconds(30);
+    Loader loader(source, o);
+    EXPECT_THROW_WITH(loader.Next(), Error, "rank 1 of 2", "epoch 0 batch 0", "t.parquet", "row group 0");
+  }
+}
+
+TEST(TableSourceTest, DeltaTableAtAVersionWithPartitionPruning) {
+  testing::TempDir dir;
+  const std::string root = dir.Join("table");
+  auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false},
+                                   delta::StructField{"score", delta::PrimitiveType("double"), false},
+                                   delta::StructField{"split", delta::PrimitiveType("string"), false}});
+  delta::CreateTableOptions create;
+  create.partition_columns = {"split"};
+  delta::DeltaTable table = delta::CreateTable(root, schema, create);
+  auto rows = [](int64_t first, int64_t n, const std::string& split) {
+    std::vector<pq::Value> out;
+    for (int64_t i = first; i < first + n; ++i) {
+      out.push_back(pq::Value::Struct({{"id", pq::Value::Int(i)},
+                                       {"score", pq::Value::Double(i * 0.25)},
+                                       {"split", pq::Value::String(split)}}));
+    }
+    return out;
+  };
+  const int64_t v1 = delta::AppendRows(table, rows(0, 30, "train")).version;
+  delta::AppendRows(table, rows(30, 10, "test"));
+  delta::AppendRows(table, rows(40, 5, "train"));
+
+  TableOptions t;
+  t.columns = {"id", "score"};
+  EXPECT_EQ(OpenTable(root, t)->num_rows(), 45u);
+  t.filters = {{"split", FilterOp::kEq, std::string("train")}};
+  EXPECT_EQ(OpenTable(root, t)->num_rows(), 35u);
+  t.delta_version = v1;
+  auto source = OpenTable(root, t);
+  ASSERT_EQ(source->num_rows(), 30u);
+  LoaderOptions o;
+  o.batch_size = 30;
+  Loader loader(source, o);
+  auto b = loader.Next();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_TRUE(at::allclose(b->at("score"), b->at("id").to(at::kDouble) * 0.25));
+  EXPECT_EQ(std::get<0>(at::sort(b->at("id"))).equal(at::arange(30, at::kLong)), true);
+  t.columns = {"split"};
+  t.delta_version.reset();
+  EXPECT_THROW_WITH(OpenTable(root, t), NotImplemented, "'split'", "partition column");
+}
+
+}  // namespace
+}  // namespace lakerun::data
