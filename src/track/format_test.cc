@@ -137,6 +137,16 @@ TEST(LogBatchTest, SplitsAtTheBodySizeLimit) {
   EXPECT_EQ(bodies.size(), 2u);  // 300 kB of params + 800 kB of tags need two bodies
 }
 
+TEST(LogBatchTest, EscapesStringsAsJson) {
+  const std::string value = std::string("quote\" back\\ nl\n tab\t ctl") + '\x01' + " utf8 \xc3\xa9";
+  const auto bodies = BuildLogBatchBodies("r\"1", {}, {{"p", value}}, {{"t", "x"}});
+  ASSERT_EQ(bodies.size(), 1u);
+  const auto body = ParseBody(bodies[0]);
+  EXPECT_EQ(body["run_id"], "r\"1");
+  EXPECT_EQ(body["params"][0]["value"], value);
+  EXPECT_EQ(body["tags"][0]["key"], "t");
+}
+
 TEST(LogBatchTest, EncodesNonFiniteValuesAsStrings) {
   const auto bodies = BuildLogBatchBodies(
       "r1", {{"a", std::nan(""), 1, 0}, {"b", INFINITY, 1, 0}, {"c", -INFINITY, 1, 0}, {"d", 0.1, 1, 0}}, {}, {});

@@ -120,6 +120,7 @@ bool HttpClient::Perform(const std::string& method, const std::string& url, cons
   response->status = 0;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteToString);
@@ -127,8 +128,15 @@ bool HttpClient::Perform(const std::string& method, const std::string& url, cons
   curl_slist* headers = nullptr;
   if (method == "GET") {
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else if (body.file.empty()) {
+    // In-memory bodies go out with the headers in one send.
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.text.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, length);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    headers = curl_slist_append(headers, ("Content-Type: " + content_type).c_str());
+    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   } else {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);  // streams the body through ReadBody
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);  // streams the file through ReadBody
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
     curl_easy_setopt(curl, CURLOPT_READDATA, &read);

@@ -1,0 +1,43 @@
+// Logging libtorch models to a run (library track_torch; the core track library has no torch).
+//
+//   lakerun::track::LogModel(tracker, run, *net);                       // torch::nn::Module: lakerun flavor
+//   LogModelOptions options;
+//   options.registered_model_name = "resnet";                          // also a new registry version
+//   lakerun::track::LogModel(tracker, run, scripted, options);          // torch::jit::Module: + pytorch flavor
+//
+// The model directory (see mlmodel.h) holds the weights as safetensors (parameters and buffers by their dotted
+// names), the libtorch archive (torch::serialize of the module, or the TorchScript archive), and an MLmodel whose
+// `lakerun` flavor names both. A TorchScript module is also saved as data/model.pth under the `pytorch` and
+// `python_function` flavors, which mlflow.pytorch.load_model and mlflow.pyfunc load.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <torch/csrc/api/include/torch/nn/module.h>
+#include <torch/csrc/jit/api/module.h>
+
+#include "lakerun/track/run.h"
+#include "lakerun/track/tracker.h"
+#include "lakerun/track/types.h"
+
+namespace lakerun::track {
+
+struct LogModelOptions {
+  std::string artifact_path = "model";
+  /// When set, the logged model becomes a new version of this registered model.
+  std::string registered_model_name;
+};
+
+/// Writes the model directory for `module` into `dir` (created). `run_id` goes into MLmodel.
+void SaveModel(const torch::nn::Module& module, const std::string& dir, const std::string& run_id = "");
+void SaveModel(const torch::jit::Module& module, const std::string& dir, const std::string& run_id = "");
+
+/// Saves to a temporary directory, logs it under `options.artifact_path`, waits until it is stored (Flush), and
+/// registers it when asked. Returns the new model version, if any. No-op (std::nullopt) on an inactive run.
+std::optional<ModelVersion> LogModel(Tracker& tracker, Run& run, const torch::nn::Module& module,
+                                     const LogModelOptions& options = {});
+std::optional<ModelVersion> LogModel(Tracker& tracker, Run& run, const torch::jit::Module& module,
+                                     const LogModelOptions& options = {});
+
+}  // namespace lakerun::track

@@ -1,0 +1,123 @@
+// Model logging with libtorch: the model directory, safetensors weights that match the module, archives that load
+// back, logging into a run, and registration.
+#include "lakerun/track/torch_model.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/torch.h>
+
+#include "lakerun/base/file_system.h"
+#include "lakerun/track/safetensors.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
+
+namespace lakerun::track {
+namespace {
+
+struct NetImpl : torch::nn::Module {
+  NetImpl() {
+    fc = register_module("fc", torch::nn::Linear(4, 3));
+    bn = register_module("bn", torch::nn::BatchNorm1d(3));
+  }
+  torch::nn::Linear fc{nullptr};
+  torch::nn::BatchNorm1d bn{nullptr};
+};
+TORCH_MODULE(Net);
+
+torch::jit::Module Scripted() {
+  torch::jit::Module m("Scale");
+  m.register_parameter("w", torch::tensor({2.0f, 3.0f}), false);
+  m.define("def forward(self, x):\n  return x * self.w\n");
+  return m;
+}
+
+void ExpectSafetensorsMatch(const std::string& path, const std::string& name, const at::Tensor& tensor) {
+  const std::string bytes = LocalFileSystem().ReadFile(path);
+  const SafetensorsFile file = ParseSafetensors(bytes, path);
+  ASSERT_TRUE(file.tensors.count(name)) << name;
+  const auto& e = file.tensors.at(name);
+  const at::Tensor t = tensor.detach().contiguous();
+  EXPECT_EQ(e.shape, t.sizes().vec()) << name;
+  ASSERT_EQ(e.end - e.begin, static_cast<uint64_t>(t.numel() * t.element_size())) << name;
+  EXPECT_EQ(std::memcmp(bytes.data() + e.begin, t.data_ptr(), e.end - e.begin), 0) << name;
+}
+
+TEST(TorchModelTest, SavesSafetensorsAndALibtorchArchive) {
+  lakerun::testing::TempDir dir;
+  torch::manual_seed(0);
+  Net net;
+  SaveModel(*net, dir.Join("model"), "run1");
+  const std::string st = dir.Join("model/data/model.safetensors");
+  ExpectSafetensorsMatch(st, "fc.weight", net->fc->weight);
+  ExpectSafetensorsMatch(st, "fc.bias", net->fc->bias);
+  ExpectSafetensorsMatch(st, "bn.running_mean", net->bn->running_mean);
+  EXPECT_EQ(ParseSafetensors(LocalFileSystem().ReadFile(st), st).tensors.at("bn.num_batches_tracked").dtype, "I64");
+
+  Net loaded;
+  torch::serialize::InputArchive archive;
+  archive.load_from(dir.Join("model/data/model.pt"));
+  loaded->load(archive);
+  EXPECT_TRUE(torch::equal(loaded->fc->weight, net->fc->weight));
+  const std::string mlmodel = LocalFileSystem().ReadFile(dir.Join("model/MLmodel"));
+  EXPECT_NE(mlmodel.find("run_id: run1\n"), std::string::npos);
+  EXPECT_EQ(mlmodel.find("pytorch:"), std::string::npos);
+}
+
+TEST(TorchModelTest, TorchScriptModelsGetThePytorchFlavor) {
+  lakerun::testing::TempDir dir;
+  torch::jit::Module m = Scripted();
+  SaveModel(m, dir.Join("model"));
+  ExpectSafetensorsMatch(dir.Join("model/data/model.safetensors"), "w", torch::tensor({2.0f, 3.0f}));
+  torch::jit::Module loaded = torch::jit::load(dir.Join("model/data/model.pth"));
+  const at::Tensor out = loaded.forward({torch::ones({2})}).toTensor();
+  EXPECT_TRUE(torch::equal(out, torch::tensor({2.0f, 3.0f})));
+  const std::string mlmodel = LocalFileSystem().ReadFile(dir.Join("model/MLmodel"));
+  EXPECT_NE(mlmodel.find("  pytorch:\n    code: null\n    model_data: data\n"), std::string::npos);
+  EXPECT_TRUE(LocalFileSystem().Exists(dir.Join("model/data/pickle_module_info.txt")));
+}
+
+TEST(TorchModelTest, PythonTorchLoadsTheTorchScriptArchiveAsMlflowDoes) {
+  const char* python = std::getenv("LAKERUN_PYTHON");
+  const std::string py = python && *python ? python : "/usr/bin/python3";
+  if (!LocalFileSystem().Exists(py)) GTEST_SKIP() << py << " not found";
+  lakerun::testing::TempDir dir;
+  SaveModel(Scripted(), dir.Join("model"));
+  // mlflow.pytorch.load_model ends in torch.load(data/model.pth); do the same.
+  const std::string cmd = "timeout 120 " + py + " -c \"import torch; m = torch.load('" + dir.Join("model/data/model.pth") +
+                          "'); assert m(torch.ones(2)).tolist() == [2.0, 3.0]\" 2>/dev/null";
+  const int rc = std::system(cmd.c_str());
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 1 && !LocalFileSystem().Exists("/usr/lib/python3/dist-packages/torch")) {
+    GTEST_SKIP() << "python3-torch is not installed";
+  }
+  EXPECT_EQ(rc, 0) << cmd;
+}
+
+TEST(TorchModelTest, LogModelStoresTheDirectoryAndRegistersAVersion) {
+  lakerun::testing::TempDir dir;
+  TrackerOptions options;
+  options.handle_signals = false;
+  Tracker tracker(dir.Join("mlruns"), options);
+  track::Run run = tracker.StartRun();
+  Net net;
+  LogModelOptions log;
+  log.registered_model_name = "tiny-net";
+  const auto version = LogModel(tracker, run, *net, log);
+  ASSERT_TRUE(version.has_value());
+  EXPECT_EQ(version->version, 1);
+  const RunRecord record = tracker.store().GetRun(run.run_id());
+  const std::string artifacts = record.info.artifact_uri.substr(7);
+  EXPECT_TRUE(LocalFileSystem().Exists(artifacts + "/model/MLmodel"));
+  EXPECT_TRUE(LocalFileSystem().Exists(artifacts + "/model/data/model.safetensors"));
+  EXPECT_TRUE(LocalFileSystem().Exists(artifacts + "/model/data/model.pt"));
+  EXPECT_EQ(version->source, record.info.artifact_uri + "/model");
+  const std::string meta = LocalFileSystem().ReadFile(dir.Join("mlruns/models/tiny-net/version-1/meta.yaml"));
+  EXPECT_NE(meta.find("run_id: " + run.run_id() + "\n"), std::string::npos);
+  EXPECT_NE(meta.find("source: " + record.info.artifact_uri + "/model\n"), std::string::npos);
+  run.End();
+}
+
+}  // namespace
+}  // namespace lakerun::track
