@@ -17,7 +17,7 @@ struct Result {
   std::string output;
 };
 
-Result Run(const std::string& args) {
+Result RunLakerun(const std::string& args) {
   const std::string cmd = lakerun::testing::BuiltProgram("lakerun") + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   EXPECT_NE(p, nullptr);
@@ -60,9 +60,9 @@ class TableCommandsTest : public ::testing::Test {
 };
 
 TEST_F(TableCommandsTest, InspectPrintsSchemaRowGroupsAndMetadata) {
-  Result r = Run("table inspect " + path_);
+  Result r = RunLakerun("table inspect " + path_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, ::testing::HasSubstr("30 in 2 row group(s), 4 column(s)"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("30 in 2 row group(s), 5 column(s)"));
   EXPECT_THAT(r.output, ::testing::HasSubstr("OPTIONAL group tags (MAP)"));
   EXPECT_THAT(r.output, ::testing::HasSubstr("scores.list.element"));
   EXPECT_THAT(r.output, ::testing::HasSubstr("row group 1: 10 rows"));
@@ -71,7 +71,7 @@ TEST_F(TableCommandsTest, InspectPrintsSchemaRowGroupsAndMetadata) {
 }
 
 TEST_F(TableCommandsTest, InspectJsonIsParseable) {
-  Result r = Run("table inspect --json " + path_);
+  Result r = RunLakerun("table inspect --json " + path_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["num_rows"], 30);
@@ -83,12 +83,12 @@ TEST_F(TableCommandsTest, InspectJsonIsParseable) {
 }
 
 TEST_F(TableCommandsTest, HeadPrintsRowsWithNestedValues) {
-  Result r = Run("table head -n 3 " + path_);
+  Result r = RunLakerun("table head -n 3 " + path_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, ::testing::HasSubstr("id  | name    | scores   | tags"));
   EXPECT_THAT(r.output, ::testing::HasSubstr("101 | null    | [0.5, 2] | {\"k\" => 1}"));
   EXPECT_THAT(r.output, ::testing::HasSubstr("(3 of 30 rows)"));
-  Result projected = Run("table head -n 2 --columns name " + path_);
+  Result projected = RunLakerun("table head -n 2 --columns name " + path_);
   ASSERT_EQ(projected.exit_code, 0) << projected.output;
   EXPECT_THAT(projected.output, ::testing::Not(::testing::HasSubstr("scores")));
   EXPECT_THAT(projected.output, ::testing::HasSubstr("person0"));
@@ -97,12 +97,12 @@ TEST_F(TableCommandsTest, HeadPrintsRowsWithNestedValues) {
 TEST_F(TableCommandsTest, BadFilesFailWithTheFileNamed) {
   const std::string bad = dir_.Join("bad.parquet");
   LocalFileSystem().WriteAtomically(bad, "not a parquet file at all");
-  Result r = Run("table inspect " + bad);
+  Result r = RunLakerun("table inspect " + bad);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, ::testing::HasSubstr("lakerun: error: " + bad));
-  Result missing = Run("table head " + dir_.Join("missing.parquet"));
+  Result missing = RunLakerun("table head " + dir_.Join("missing.parquet"));
   EXPECT_EQ(missing.exit_code, 1);
-  Result unknown = Run("table head --columns nope " + path_);
+  Result unknown = RunLakerun("table head --columns nope " + path_);
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.output, ::testing::HasSubstr("no column 'nope'"));
 }
