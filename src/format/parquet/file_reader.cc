@@ -92,6 +92,11 @@ std::unique_ptr<ParquetFile> ParquetFile::OpenBuffer(std::string bytes, const st
 }
 
 std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
+  Buffer buf = ReadChunk(row_group, column);
+  return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
+}
+
+Buffer ParquetFile::ReadChunk(int row_group, int column) const {
   LAKERUN_CHECK(row_group >= 0 && row_group < num_row_groups(), path_, ": row group ", row_group,
                 " out of range [0, ", num_row_groups(), ")");
   LAKERUN_CHECK(column >= 0 && column < schema().num_columns(), path_, ": column ", column, " out of range [0, ",
@@ -114,7 +119,7 @@ std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
     LAKERUN_THROW(CorruptDataError, path_, ": row group ", row_group, ", column '", name, "': chunk of ", length,
                   " bytes at offset ", start, " exceeds the reader's limit");
   }
-  std::string bytes(static_cast<size_t>(length), '\0');
+  Buffer bytes(static_cast<size_t>(length));
   try {
     file_->ReadAt(static_cast<uint64_t>(start), static_cast<size_t>(length), bytes.data());
   } catch (const IoError& e) {
@@ -125,7 +130,7 @@ std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
 }
 
 ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
-  const std::string bytes = ReadColumnChunkBytes(row_group, column);
+  const Buffer bytes = ReadChunk(row_group, column);
   const ColumnDescriptor& d = schema().column(column);
   const ColumnChunkMeta& c = metadata_.row_groups[static_cast<size_t>(row_group)].columns[static_cast<size_t>(column)];
   ChunkSpec spec;
@@ -142,7 +147,9 @@ ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
   ctx.file = path_;
   ctx.row_group = row_group;
   ctx.column = d.dotted_path;
-  ColumnData data = DecodeColumnChunkBytes(bytes, static_cast<uint64_t>(c.start_offset()), spec, ctx);
+  ColumnData data = DecodeColumnChunkBytes(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+      static_cast<uint64_t>(c.start_offset()), spec, ctx);
   if (d.max_rep_level == 0 && data.num_slots() != metadata_.row_groups[static_cast<size_t>(row_group)].num_rows) {
     ctx.page_offset = static_cast<uint64_t>(c.start_offset());
     ctx.Fail(StrCat("column chunk holds ", data.num_slots(), " rows, the row group has ",

@@ -56,6 +56,8 @@ class ParquetFile {
 
  private:
   ParquetFile() = default;
+  /// The chunk's bytes, bounds-checked against the file, read without zero-filling.
+  Buffer ReadChunk(int row_group, int column) const;
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t file_size_ = 0;
