@@ -1,0 +1,355 @@
+// Loader throughput and memory, each against a peer measured in the same run:
+//   1. Fashion-MNIST table (60k x 784-byte image + label) to uint8 tensors on 1 and 2 threads, vs the raw Parquet
+//      scan (lakerun::parquet decoding every column chunk) of the same file;
+//   2. vs PyTorch's DataLoader (TensorDataset in memory, batch 100, shuffle) under /usr/bin/python3;
+//   3. JPEG decode + resize + crop + flip to [B, 3, H, W] vs raw libjpeg-turbo decode of the same bytes;
+//   4. peak RSS over 5 epochs vs after epoch 1.
+//
+//   data_loader_bench [--rows N] [--epochs E] [--jpegs N] [--no-python]
+#include <jpeglib.h>
+#include <zlib.h>
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "lakerun/base/file_system.h"
+#include "lakerun/base/thread_pool.h"
+#include "lakerun/data/loader.h"
+#include "lakerun/data/table_source.h"
+#include "lakerun/format/parquet/file_reader.h"
+#include "lakerun/format/parquet/schema.h"
+#include "lakerun/format/parquet/writer.h"
+
+namespace {
+
+namespace pq = lakerun::parquet;
+using Clock = std::chrono::steady_clock;
+using lakerun::data::Loader;
+using lakerun::data::LoaderOptions;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+std::string ReadGz(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) return {};
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, n);
+  gzclose(f);
+  return out;
+}
+
+// Fashion-MNIST's training images and labels (repeated or cut to `rows`); a synthetic stand-in if absent.
+void LoadImages(int64_t rows, std::vector<uint8_t>* images, std::vector<int64_t>* labels, std::string* origin) {
+  const std::string dir = "/usr/share/datasets/fashion-mnist/";
+  const std::string img = ReadGz(dir + "train-images-idx3-ubyte.gz");
+  const std::string lab = ReadGz(dir + "train-labels-idx1-ubyte.gz");
+  images->resize(rows * 784);
+  labels->resize(rows);
+  if (img.size() >= 16 + 784 && lab.size() > 8) {
+    const int64_t have = static_cast<int64_t>((img.size() - 16) / 784);
+    for (int64_t i = 0; i < rows; ++i) {
+      std::memcpy(images->data() + i * 784, img.data() + 16 + (i % have) * 784, 784);
+      (*labels)[i] = static_cast<uint8_t>(lab[8 + i % have]);
+    }
+    *origin = "Fashion-MNIST train set";
+  } else {
+    uint64_t x = 1;
+    for (auto& b : *images) b = static_cast<uint8_t>((x = x * 6364136223846793005ULL + 1) >> 56);
+    for (int64_t i = 0; i < rows; ++i) (*labels)[i] = i % 10;
+    *origin = "synthetic bytes (Fashion-MNIST not found)";
+  }
+}
+
+void WriteMnistTable(const std::string& path, const std::vector<uint8_t>& images, const std::vector<int64_t>& labels,
+                     int64_t row_group_rows) {
+  pq::Schema schema = pq::Schema::FromFields(
+      {pq::Leaf("image", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 784),
+       pq::Leaf("label", pq::PhysicalType::kInt64)});
+  pq::ParquetWriter writer(lakerun::LocalFileSystem(), path, schema);
+  const int64_t rows = static_cast<int64_t>(labels.size());
+  for (int64_t begin = 0; begin < rows; begin += row_group_rows) {
+    const int64_t n = std::min(row_group_rows, rows - begin);
+    writer.WriteRowGroup({pq::ColumnData::FromRaw(pq::PhysicalType::kFixedLenByteArray, 784,
+                                                  images.data() + begin * 784, n),
+                          pq::ColumnData::FromRaw(pq::PhysicalType::kInt64, 0, labels.data() + begin, n)});
+  }
+  writer.Close();
+}
+
+// Rows per second of decoding every column chunk of `path` (threads: row groups in parallel).
+double RawScan(const std::string& path, size_t threads) {
+  auto file = pq::ParquetFile::Open(lakerun::LocalFileSystem(), path);
+  lakerun::ThreadPool pool(threads > 1 ? threads - 1 : 0, "raw-scan");
+  std::vector<uint64_t> sink(file->num_row_groups());
+  const auto start = Clock::now();
+  pool.ParallelFor(file->num_row_groups(), [&](size_t rg) {
+    for (int c = 0; c < file->schema().num_columns(); ++c) {
+      const pq::ColumnData data = file->ReadColumnChunk(static_cast<int>(rg), c);
+      sink[rg] += data.value_buffer().data()[data.value_buffer().size() / 2];
+    }
+  });
+  const double s = Seconds(start);
+  return static_cast<double>(file->num_rows()) / s;
+}
+
+struct EpochRates {
+  double cold = 0;  // first epoch: every row group decoded once
+  double warm = 0;  // best later epoch (row groups served from the cache)
+};
+
+EpochRates LoaderRates(const std::shared_ptr<lakerun::data::RowSource>& source, LoaderOptions options, int epochs) {
+  Loader loader(source, options);
+  EpochRates rates;
+  for (int e = 0; e < epochs; ++e) {
+    loader.SetEpoch(e);
+    int64_t seen = 0, checksum = 0;
+    const auto start = Clock::now();
+    while (auto batch = loader.Next()) {
+      seen += batch->size();
+      checksum += batch->at("label").data_ptr<int64_t>()[0];
+    }
+    const double rate = seen / Seconds(start);
+    if (e == 0) rates.cold = rate; else rates.warm = std::max(rates.warm, rate);
+    if (checksum == -1) std::printf("impossible\n");
+  }
+  return rates;
+}
+
+int64_t PeakRssKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+std::string EncodeJpeg(const uint8_t* rgb, int h, int w) {
+  jpeg_compress_struct cinfo;
+  jpeg_error_mgr err;
+  cinfo.err = jpeg_std_error(&err);
+  jpeg_create_compress(&cinfo);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&cinfo, &buffer, &size);
+  cinfo.image_width = w;
+  cinfo.image_height = h;
+  cinfo.input_components = 3;
+  cinfo.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, 90, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JSAMPROW row = const_cast<uint8_t*>(rgb + static_cast<size_t>(cinfo.next_scanline) * w * 3);
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  std::string out(reinterpret_cast<char*>(buffer), size);
+  jpeg_destroy_compress(&cinfo);
+  free(buffer);
+  return out;
+}
+
+// Raw libjpeg-turbo: decode every image to RGB at full size, one thread. Images per second.
+double RawJpegDecode(const std::vector<std::string>& jpegs) {
+  std::vector<uint8_t> pixels;
+  uint64_t sink = 0;
+  const auto start = Clock::now();
+  for (const std::string& bytes : jpegs) {
+    jpeg_decompress_struct cinfo;
+    jpeg_error_mgr err;
+    cinfo.err = jpeg_std_error(&err);
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    jpeg_read_header(&cinfo, TRUE);
+    cinfo.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&cinfo);
+    pixels.resize(static_cast<size_t>(cinfo.output_width) * cinfo.output_height * 3);
+    while (cinfo.output_scanline < cinfo.output_height) {
+      JSAMPROW row = pixels.data() + static_cast<size_t>(cinfo.output_scanline) * cinfo.output_width * 3;
+      jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    sink += pixels[pixels.size() / 2];
+  }
+  const double s = Seconds(start);
+  if (sink == 1) std::printf(" ");
+  return jpegs.size() / s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t rows = 60000, jpeg_count = 3000;
+  int epochs = 5;
+  bool python = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--rows" && i + 1 < argc) rows = std::stoll(argv[++i]);
+    else if (arg == "--epochs" && i + 1 < argc) epochs = std::stoi(argv[++i]);
+    else if (arg == "--jpegs" && i + 1 < argc) jpeg_count = std::stoll(argv[++i]);
+    else if (arg == "--no-python") python = false;
+    else {
+      std::fprintf(stderr, "usage: %s [--rows N] [--epochs E] [--jpegs N] [--no-python]\n", argv[0]);
+      return 2;
+    }
+  }
+  at::set_num_threads(1);
+  char tmpl[] = "/tmp/lakerun-data-bench-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string table = dir + "/fashion_mnist.parquet";
+
+  std::vector<uint8_t> images;
+  std::vector<int64_t> labels;
+  std::string origin;
+  LoadImages(rows, &images, &labels, &origin);
+  WriteMnistTable(table, images, labels, 10000);
+  std::printf("table: %lld rows x (784-byte image + int64 label) from %s, snappy, row groups of 10000\n",
+              static_cast<long long>(rows), origin.c_str());
+
+  // 1. Loader vs raw scan.
+  double raw1 = 0, raw2 = 0;
+  for (int r = 0; r < 3; ++r) {
+    raw1 = std::max(raw1, RawScan(table, 1));
+    raw2 = std::max(raw2, RawScan(table, 2));
+  }
+  auto source = lakerun::data::OpenTable(table);
+  std::printf("\n[1] samples/s to ready uint8 tensors [100, 784] + int64 [100], shuffled, batch 100\n");
+  std::printf("    raw parquet scan (decode every chunk): 1 thread %.0f rows/s, 2 threads %.0f rows/s\n", raw1, raw2);
+  EpochRates loader1, loader2;
+  for (size_t threads : {1, 2}) {
+    LoaderOptions o;
+    o.batch_size = 100;
+    o.num_threads = threads;
+    o.seed = 7;
+    const EpochRates rates = LoaderRates(source, o, epochs);
+    (threads == 1 ? loader1 : loader2) = rates;
+    const double raw = threads == 1 ? raw1 : raw2;
+    std::printf("    loader %zu thread(s): cold epoch %.0f samples/s (%.2fx raw scan), warm epochs %.0f samples/s "
+                "(%.2fx raw scan)\n",
+                threads, rates.cold, rates.cold / raw, rates.warm, rates.warm / raw);
+  }
+  {
+    LoaderOptions o;
+    o.batch_size = 100;
+    o.num_threads = 2;
+    o.cache_bytes = 16 << 20;  // smaller than the decoded table (~47 MB): row groups are decoded again
+    const EpochRates rates = LoaderRates(source, o, 3);
+    std::printf("    loader 2 threads, 16 MiB cache (< table): %.0f samples/s (%.2fx raw scan 2 threads)\n",
+                std::max(rates.cold, rates.warm), std::max(rates.cold, rates.warm) / raw2);
+  }
+
+  // 2. vs PyTorch DataLoader.
+  if (python) {
+    const std::string img_path = dir + "/images.u8", lab_path = dir + "/labels.i64";
+    std::ofstream(img_path, std::ios::binary).write(reinterpret_cast<const char*>(images.data()), images.size());
+    std::ofstream(lab_path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(labels.data()), labels.size() * sizeof(int64_t));
+    const char* env_python = std::getenv("LAKERUN_PYTHON");
+    const std::string py = env_python ? env_python : "/usr/bin/python3";
+    const std::string script = std::string(LAKERUN_BENCH_DIR) + "/torch_dataloader_peer.py";
+    const std::string cmd = "timeout 600 " + py + " " + script + " " + img_path + " " + lab_path + " " +
+                            std::to_string(rows) + " 3 2>&1";
+    double torch_rate = 0;
+    if (FILE* pipe = popen(cmd.c_str(), "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof(line), pipe)) {
+        if (std::sscanf(line, "torch_dataloader samples_per_s=%lf", &torch_rate) != 1) std::printf("    py: %s", line);
+      }
+      pclose(pipe);
+    }
+    std::printf("\n[2] vs PyTorch DataLoader (TensorDataset in memory, batch 100, shuffle=True, same rows)\n");
+    if (torch_rate > 0) {
+      std::printf("    torch DataLoader: %.0f samples/s; loader 1 thread: cold %.2fx, warm %.2fx; 2 threads: cold "
+                  "%.2fx, warm %.2fx\n",
+                  torch_rate, loader1.cold / torch_rate, loader1.warm / torch_rate, loader2.cold / torch_rate,
+                  loader2.warm / torch_rate);
+    } else {
+      std::printf("    torch DataLoader peer did not run (%s)\n", cmd.c_str());
+    }
+  }
+
+  // 3. JPEG decode + resize vs raw libjpeg-turbo decode.
+  {
+    const int side = 112;
+    std::vector<std::string> jpegs;
+    std::vector<uint8_t> rgb(side * side * 3);
+    for (int64_t i = 0; i < jpeg_count; ++i) {
+      const uint8_t* src = images.data() + (i % rows) * 784;
+      for (int y = 0; y < side; ++y) {
+        for (int x = 0; x < side; ++x) {
+          const uint8_t v = src[(y * 28 / side) * 28 + x * 28 / side];
+          uint8_t* p = &rgb[(y * side + x) * 3];
+          p[0] = v;
+          p[1] = static_cast<uint8_t>(255 - v);
+          p[2] = static_cast<uint8_t>((x * 2 + y) & 0xff);
+        }
+      }
+      jpegs.push_back(EncodeJpeg(rgb.data(), side, side));
+    }
+    pq::Schema schema = pq::Schema::FromFields({pq::Leaf("jpeg", pq::PhysicalType::kByteArray),
+                                                pq::Leaf("label", pq::PhysicalType::kInt64)});
+    const std::string jpeg_table = dir + "/jpegs.parquet";
+    {
+      pq::ParquetWriter writer(lakerun::LocalFileSystem(), jpeg_table, schema);
+      std::vector<int64_t> jl(labels.begin(), labels.begin() + std::min<int64_t>(rows, jpeg_count));
+      jl.resize(jpeg_count, 0);
+      writer.WriteRowGroup({pq::ColumnData::ByteArrays(jpegs), pq::ColumnData::Int64s(jl)});
+      writer.Close();
+    }
+    double raw = 0;
+    for (int r = 0; r < 3; ++r) raw = std::max(raw, RawJpegDecode(jpegs));
+    auto jsource = lakerun::data::OpenTable(jpeg_table);
+    std::printf("\n[3] JPEG %dx%d RGB (%lld images) -> uint8 [B, 3, 96, 96]: resize 104, random crop 96, flip 0.5\n",
+                side, side, static_cast<long long>(jpeg_count));
+    std::printf("    raw libjpeg-turbo decode (full size, 1 thread): %.0f images/s\n", raw);
+    for (size_t threads : {1, 2}) {
+      LoaderOptions o;
+      o.batch_size = 100;
+      o.num_threads = threads;
+      lakerun::data::ImageOptions io;
+      io.resize = 104;
+      io.crop_height = io.crop_width = 96;
+      io.random_crop = true;
+      io.flip_probability = 0.5f;
+      o.images["jpeg"] = io;
+      const EpochRates rates = LoaderRates(jsource, o, 3);
+      const double best = std::max(rates.cold, rates.warm);
+      std::printf("    loader %zu thread(s): %.0f images/s (%.2fx raw decode)\n", threads, best, best / raw);
+    }
+  }
+
+  // 4. Peak RSS over epochs.
+  {
+    LoaderOptions o;
+    o.batch_size = 100;
+    o.num_threads = 2;
+    Loader loader(source, o);
+    ResetPeakRss();
+    int64_t after_first = 0, after_last = 0;
+    for (int e = 0; e < epochs; ++e) {
+      loader.SetEpoch(e);
+      while (auto batch = loader.Next()) {
+      }
+      if (e == 0) after_first = PeakRssKb();
+      after_last = PeakRssKb();
+    }
+    std::printf("\n[4] peak RSS (VmHWM, reset before epoch 1): after epoch 1 %lld KiB, after epoch %d %lld KiB "
+                "(%.3fx)\n",
+                static_cast<long long>(after_first), epochs, static_cast<long long>(after_last),
+                static_cast<double>(after_last) / after_first);
+  }
+  lakerun::LocalFileSystem().RemoveAll(dir);
+  return 0;
+}
