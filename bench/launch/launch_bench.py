@@ -79,6 +79,7 @@ def main():
 
     print(f"# launch benchmark: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
           f"{args.repeats} runs each, medians", flush=True)
+    print(f"# launcher: {' '.join(prefix)}; C++ rank: {os.path.basename(args.rank)}", flush=True)
     rows = []
     for n in ns:
         lakerun_runs, torch_runs = [], []

@@ -14,9 +14,12 @@ else
   need "$build/src/launch/launch_test_launcher"
   launcher=("$build/src/launch/launch_test_launcher" --launcher-args "")
 fi
-for p in bench_launch_rank bench_launch_trivial_torch bench_launch_trivial_plain; do need "$build/bench/launch/$p"; done
+for p in bench_launch_trivial_torch bench_launch_trivial_plain; do need "$build/bench/launch/$p"; done
+# The C++ rank: on lakerun::dist if that target was built, else raw c10d with the same environment contract.
+rank="$build/bench/launch/bench_launch_rank_dist"
+[[ -x "$rank" ]] || { rank="$build/bench/launch/bench_launch_rank"; need "$rank"; }
 exec "$python" "$here/launch_bench.py" --launcher "${launcher[0]}" "${launcher[@]:1}" \
-  --rank "$build/bench/launch/bench_launch_rank" \
+  --rank "$rank" \
   --trivial-torch "$build/bench/launch/bench_launch_trivial_torch" \
   --trivial-plain "$build/bench/launch/bench_launch_trivial_plain" \
   --python "$python" "$@"

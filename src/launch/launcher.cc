@@ -90,14 +90,18 @@ class Attempt {
       : options_(options), router_(router), signals_(signals), guard_(guard) {}
 
   ~Attempt() {
-    // Only reached with live ranks when an exception escapes: never leave them behind.
+    // Only reached with live ranks when an exception escapes: never leave them behind (bounded wait).
     for (auto& p : ranks_) {
-      if (p.running) {
-        internal::KillGroup(p.child.pid, SIGKILL);
-        int status;
-        while (::waitpid(p.child.pid, &status, 0) < 0 && errno == EINTR) {
-        }
+      if (p.running) internal::KillGroup(p.child.pid, SIGKILL);
+    }
+    const auto deadline = Clock::now() + kReapAfterKill;
+    for (auto& p : ranks_) {
+      int status;
+      while (p.running && ::waitpid(p.child.pid, &status, WNOHANG) == 0 && Clock::now() < deadline) {
+        ::usleep(1000);
       }
+    }
+    for (auto& p : ranks_) {
       CloseFd(p.fds[0]);
       CloseFd(p.fds[1]);
       CloseFd(p.child.pidfd);
