@@ -147,8 +147,13 @@ class ChunkDecoder {
     have_dictionary_ = true;
   }
 
-  void CheckPageCount(int64_t n) {
+  // `page_size`: the page's uncompressed size. Level runs can describe many values in a few bytes, but not
+  // unboundedly many: this keeps a lying header from allocating memory far beyond the input.
+  void CheckPageCount(int64_t n, int64_t page_size) {
     if (n < 0) ctx_.Fail(StrCat("data page with ", n, " values"));
+    if (n > (int64_t{1} << 20) + 64 * page_size) {
+      ctx_.Fail(StrCat("data page of ", page_size, " bytes claims ", n, " values"));
+    }
     if (spec_.num_values >= 0 && n > spec_.num_values - slots_) {
       ctx_.Fail(StrCat("data page of ", n, " values overruns the chunk's ", spec_.num_values, " values (",
                        slots_, " read)"));
@@ -232,7 +237,7 @@ class ChunkDecoder {
   void ReadDataPageV1(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("data page without its data_page_header");
     const int64_t n = h.num_values;
-    CheckPageCount(n);
+    CheckPageCount(n, h.uncompressed_page_size);
     if (TryDirectPlain(h.encoding, body, static_cast<size_t>(h.uncompressed_page_size), true, n)) {
       slots_ += n;
       return;
@@ -248,7 +253,7 @@ class ChunkDecoder {
   void ReadDataPageV2(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("data page v2 without its data_page_header_v2");
     const int64_t n = h.num_values;
-    CheckPageCount(n);
+    CheckPageCount(n, h.uncompressed_page_size);
     if (h.repetition_levels_byte_length < 0 || h.definition_levels_byte_length < 0 ||
         static_cast<uint64_t>(h.repetition_levels_byte_length) + h.definition_levels_byte_length > body.size()) {
       ctx_.Fail(StrCat("level lengths ", h.repetition_levels_byte_length, " + ", h.definition_levels_byte_length,

@@ -134,6 +134,13 @@ std::vector<Value> TableReader::ReadRows(int64_t limit) {
   std::vector<Value> rows;
   while (static_cast<int64_t>(rows.size()) < limit && next_ < row_groups_.size()) {
     const int rg = row_groups_[next_++];
+    if (columns_.empty()) {
+      // No leaf to read (a schema of empty groups): rows are empty structs.
+      const int64_t n = std::min<int64_t>(limit - static_cast<int64_t>(rows.size()),
+                                          file_.metadata().row_groups[static_cast<size_t>(rg)].num_rows);
+      rows.insert(rows.end(), static_cast<size_t>(std::max<int64_t>(n, 0)), Value::Struct({}));
+      continue;
+    }
     RowGroupData data = ReadRowGroup(rg);
     std::vector<Value> part;
     try {
