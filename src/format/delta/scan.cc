@@ -132,6 +132,35 @@ Value FromPhysical(const Value& v, const DataType& type, bool mapped) {
   }
 }
 
+// Logical column -> name of the file's top-level field holding it; partition columns and columns the file lacks
+// are left out (they read as the partition value / null).
+std::map<const StructField*, std::string> MapColumns(const Snapshot& s, const pq::SchemaNode& root,
+                                                     const std::vector<const StructField*>& needed,
+                                                     const std::string& context) {
+  const ColumnMappingMode mode = s.column_mapping_mode();
+  std::map<const StructField*, std::string> source;
+  bool file_has_ids = false;
+  for (const auto& child : root.children) file_has_ids |= child.field_id.has_value();
+  for (const StructField* f : needed) {
+    if (IsPartition(s, f->name)) continue;
+    for (const auto& child : root.children) {
+      bool match = false;
+      if (mode == ColumnMappingMode::kId) {
+        LAKERUN_CHECK_AS(CorruptDataError, file_has_ids, context,
+                         ": the table uses column mapping mode 'id' but the file has no Parquet field ids");
+        match = f->field_id && child.field_id == f->field_id;
+      } else {
+        match = child.name == (mode == ColumnMappingMode::kName ? f->PhysicalName() : f->name);
+      }
+      if (match) {
+        source[f] = child.name;
+        break;
+      }
+    }
+  }
+  return source;
+}
+
 }  // namespace
 
 bool FileMayMatch(const Snapshot& s, const AddFile& file, const std::vector<Filter>& filters) {
@@ -232,6 +261,48 @@ std::optional<FileBatch> TableScan::Next() {
   return ReadFile(files_[next_++]);
 }
 
+std::vector<FileScanTask> PlanScan(const DeltaTable& table, const Snapshot& snapshot, const ScanOptions& options) {
+  TableScan scan(table, snapshot, options);  // validates columns and filters, prunes files
+  std::vector<const StructField*> columns;
+  if (options.columns.empty()) {
+    for (const auto& f : snapshot.metadata.schema->fields) columns.push_back(&f);
+  } else {
+    for (const auto& name : options.columns) columns.push_back(&FieldOrThrow(snapshot, name));
+  }
+  std::vector<FileScanTask> tasks;
+  for (const AddFile& file : scan.files()) {
+    FileScanTask task;
+    task.file = file;
+    task.path = snapshot.DataFilePath(file);
+    const std::string context = StrCat(snapshot.Describe(), " data file ", task.path);
+    std::map<const StructField*, std::string> source;
+    if (snapshot.column_mapping_mode() == ColumnMappingMode::kId) {
+      std::unique_ptr<pq::ParquetFile> pf;
+      try {
+        pf = pq::ParquetFile::Open(table.fs(), task.path);
+      } catch (const IoError& e) {
+        LAKERUN_THROW(IoError, context, " (add path ", file.path, "): cannot read the data file: ", e.what());
+      }
+      source = MapColumns(snapshot, pf->schema().root(), columns, context);
+    } else {
+      // Without id mapping the file column is the (physical) name; a column the file lacks reads as null.
+      for (const StructField* f : columns) {
+        if (!IsPartition(snapshot, f->name)) source[f] = LogKey(snapshot, *f);
+      }
+    }
+    for (const StructField* f : columns) {
+      auto it = source.find(f);
+      task.columns.emplace_back(f->name, it == source.end() ? std::nullopt : std::optional<std::string>(it->second));
+      if (IsPartition(snapshot, f->name)) task.partition_values[f->name] = PartitionValueOf(snapshot, file, *f);
+    }
+    if (file.deletion_vector) {
+      task.deleted_rows = LoadDeletionVector(table.fs(), table.path(), *file.deletion_vector, context);
+    }
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
 std::vector<Value> TableScan::ReadAll() {
   std::vector<Value> out;
   while (auto batch = Next()) {
@@ -268,26 +339,7 @@ FileBatch TableScan::ReadFile(const AddFile& file) {
   const pq::SchemaNode& root = pf->schema().root();
 
   // Logical column -> name of the file's top-level field holding it (absent: read as null).
-  std::map<const StructField*, std::string> source;
-  bool file_has_ids = false;
-  for (const auto& child : root.children) file_has_ids |= child.field_id.has_value();
-  for (const StructField* f : needed) {
-    if (IsPartition(s, f->name)) continue;
-    for (const auto& child : root.children) {
-      bool match = false;
-      if (mode == ColumnMappingMode::kId) {
-        LAKERUN_CHECK_AS(CorruptDataError, file_has_ids, context,
-                         ": the table uses column mapping mode 'id' but the file has no Parquet field ids");
-        match = f->field_id && child.field_id == f->field_id;
-      } else {
-        match = child.name == (mode == ColumnMappingMode::kName ? f->PhysicalName() : f->name);
-      }
-      if (match) {
-        source[f] = child.name;
-        break;
-      }
-    }
-  }
+  const std::map<const StructField*, std::string> source = MapColumns(s, root, needed, context);
 
   std::vector<uint64_t> deleted;
   if (file.deletion_vector) {

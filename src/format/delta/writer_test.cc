@@ -202,6 +202,16 @@ TEST_F(DeltaWriterTest, DeletionVectorsHideRowsInlineAndOnDisk) {
   EXPECT_EQ(batch->deleted, 3);
   EXPECT_EQ(batch->rows_in_file, 10);
   EXPECT_EQ(Ids(batch->rows), (std::vector<int64_t>{0, 2, 4, 5, 6, 7, 8}));
+  // The bulk plan carries the same information for ColumnData readers.
+  ScanOptions plan_opts;
+  plan_opts.columns = {"id", "split"};
+  std::vector<FileScanTask> tasks = PlanScan(table, s3, plan_opts);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].deleted_rows, (std::vector<uint64_t>{1, 3, 9}));
+  ASSERT_EQ(tasks[0].columns.size(), 2u);
+  EXPECT_EQ(tasks[0].columns[0].second, "id");
+  EXPECT_FALSE(tasks[0].columns[1].second.has_value());
+  EXPECT_EQ(tasks[0].partition_values.at("split"), Value::String("train"));
   // Time travel still sees the older DV.
   EXPECT_EQ(TableScan(table, table.AtVersion(2)).ReadAll().size(), 8u);
   // A corrupt DV file is reported with the table version and both files.

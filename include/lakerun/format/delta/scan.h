@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,22 @@ struct FileBatch {
   int64_t deleted = 0;                ///< rows dropped by the deletion vector
   std::vector<parquet::Value> rows;   ///< struct Values of the selected columns (logical names)
 };
+
+/// One data file of a scan, resolved for bulk readers that decode parquet::ColumnData themselves (the data loader):
+/// which file columns to read, the typed partition values and the rows the deletion vector removes.
+struct FileScanTask {
+  AddFile file;
+  std::string path;  ///< file-system path of the data file
+  /// Per requested column (logical name, in order): the data file's top-level field that holds it, or nullopt for
+  /// a partition column (see partition_values) or a column to read as null. Without id column mapping the field is
+  /// the expected name and may still be absent from an older file (schema evolution): treat absent as null.
+  std::vector<std::pair<std::string, std::optional<std::string>>> columns;
+  std::map<std::string, parquet::Value> partition_values;  ///< typed, by logical name
+  std::vector<uint64_t> deleted_rows;                      ///< sorted row positions to skip
+};
+
+/// Plans a scan without reading data: pruned files with resolved columns and loaded deletion vectors.
+std::vector<FileScanTask> PlanScan(const DeltaTable& table, const Snapshot& snapshot, const ScanOptions& options = {});
 
 class TableScan {
  public:
