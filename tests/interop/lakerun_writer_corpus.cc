@@ -195,8 +195,16 @@ std::vector<WrittenFile> WriteLakerunCorpus(const std::string& dir) {
         {"bl", Encoding::kDeltaLengthByteArray},
         {"st.y", Encoding::kDeltaLengthByteArray},
         {"mp.key_value.key", Encoding::kDeltaByteArray},
+        {"dt", Encoding::kDeltaBinaryPacked},
+        {"ls.list.element.b", Encoding::kDeltaLengthByteArray},
     };
     variants.push_back({"lakerun_" + v + "_encodings", "page " + v + ", ZSTD, DELTA_*/BYTE_STREAM_SPLIT/RLE", enc});
+    WriterOptions flba = enc;
+    flba.column_encoding["fixed"] = Encoding::kByteStreamSplit;  // FIXED_LEN_BYTE_ARRAY (format 2.11)
+    flba.column_encoding["uid"] = Encoding::kByteStreamSplit;
+    flba.column_encoding["dec38"] = Encoding::kDeltaByteArray;
+    variants.push_back({"lakerun_" + v + "_flba_encodings", "page " + v + ", FLBA BYTE_STREAM_SPLIT/DELTA_BYTE_ARRAY",
+                        flba});
     WriterOptions fallback;
     fallback.page_version = version;
     fallback.dictionary_page_bytes = 256;  // the dictionary overflows part-way: fallback to PLAIN mid-chunk
@@ -217,6 +225,8 @@ std::vector<WrittenFile> WriteLakerunCorpus(const std::string& dir) {
     f.description = v.description;
     f.expected = expected;
     if (v.options.codec == Codec::kLz4) f.unreadable_by = {"duckdb"};  // DuckDB 1.5: "Unsupported codec LZ4"
+    // DuckDB 1.5: "BYTE_STREAM_SPLIT encoding is only supported for FLOAT or DOUBLE data".
+    if (v.name.find("flba_encodings") != std::string::npos) f.unreadable_by = {"duckdb"};
     ParquetWriter writer(LocalFileSystem(), f.path, schema, v.options);
     writer.WriteRows(rows);
     writer.Close();
