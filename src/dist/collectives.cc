@@ -31,16 +31,17 @@ const char* OpName(ReduceOp op) {
   return "?";
 }
 
-// Runs one c10d collective to completion, turning c10d failures into lakerun errors.
-template <typename Launch>
-void Run(Context& ctx, const std::string& what, Launch&& launch) {
+// Runs one c10d collective to completion, turning c10d failures into lakerun errors. `describe` builds the
+// operation's name only when it failed (no string work on the fast path).
+template <typename Describe, typename Launch>
+void Run(Context& ctx, Describe&& describe, Launch&& launch) {
   try {
     compat::WorkPtr work = launch(*ctx.impl().backend);
     compat::Wait(work, ctx.timeout());
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    RethrowCollectiveError(ctx, what, e);
+    RethrowCollectiveError(ctx, describe(), e);
   }
 }
 
@@ -64,7 +65,7 @@ void Barrier(Context& ctx) {
   if (!Distributed(ctx)) return;
   // An all-reduce of one element rather than c10d's barrier: Gloo's barrier takes no per-call timeout in 1.13.
   at::Tensor token = at::zeros({1}, at::TensorOptions().dtype(at::kInt).device(ctx.device()));
-  Run(ctx, "barrier", [&](compat::Backend& pg) {
+  Run(ctx, [] { return std::string("barrier"); }, [&](compat::Backend& pg) {
     std::vector<at::Tensor> tensors{token};
     ::c10d::AllreduceOptions options;
     options.timeout = ctx.timeout();
@@ -78,7 +79,7 @@ void Broadcast(Context& ctx, at::Tensor& tensor, int root) {
   LAKERUN_CHECK(tensor.defined(), "Broadcast: undefined tensor on rank ", ctx.rank());
   if (!Distributed(ctx)) return;
   OnContiguous(tensor, [&](at::Tensor& t) {
-    Run(ctx, StrCat("broadcast of ", t.nbytes(), " bytes from rank ", root), [&](compat::Backend& pg) {
+    Run(ctx, [&] { return StrCat("broadcast of ", t.nbytes(), " bytes from rank ", root); }, [&](compat::Backend& pg) {
       std::vector<at::Tensor> tensors{t};
       ::c10d::BroadcastOptions options;
       options.rootRank = root;
@@ -94,7 +95,7 @@ void AllReduce(Context& ctx, at::Tensor& tensor, ReduceOp op) {
                 "AllReduce(mean) needs a floating-point tensor, got ", tensor.scalar_type(), " on rank ", ctx.rank());
   if (!Distributed(ctx)) return;
   OnContiguous(tensor, [&](at::Tensor& t) {
-    Run(ctx, StrCat("all_reduce(", OpName(op), ") of ", t.nbytes(), " bytes"), [&](compat::Backend& pg) {
+    Run(ctx, [&] { return StrCat("all_reduce(", OpName(op), ") of ", t.nbytes(), " bytes"); }, [&](compat::Backend& pg) {
       std::vector<at::Tensor> tensors{t};
       ::c10d::AllreduceOptions options;
       options.reduceOp = ToC10d(op);
@@ -127,7 +128,7 @@ namespace {
 std::vector<int64_t> GatherSizes(Context& ctx, std::size_t size, std::size_t max_bytes, const char* what) {
   at::Tensor mine = at::full({1}, static_cast<int64_t>(size), at::TensorOptions().dtype(at::kLong));
   at::Tensor all = at::empty({ctx.world_size()}, at::TensorOptions().dtype(at::kLong));
-  Run(ctx, StrCat(what, " (sizes)"), [&](compat::Backend& pg) {
+  Run(ctx, [&] { return StrCat(what, " (sizes)"); }, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
     for (int r = 0; r < ctx.world_size(); ++r) outputs[0].push_back(all.narrow(0, r, 1));
     std::vector<at::Tensor> inputs{mine};
@@ -157,7 +158,7 @@ std::vector<std::string> AllGatherBytes(Context& ctx, const std::string& bytes, 
   at::Tensor mine = at::zeros({width}, at::TensorOptions().dtype(at::kByte));
   if (!bytes.empty()) std::memcpy(mine.data_ptr(), bytes.data(), bytes.size());
   at::Tensor all = at::empty({ctx.world_size(), width}, at::TensorOptions().dtype(at::kByte));
-  Run(ctx, StrCat("AllGatherBytes of ", width, " bytes per rank"), [&](compat::Backend& pg) {
+  Run(ctx, [&] { return StrCat("AllGatherBytes of ", width, " bytes per rank"); }, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
     for (int r = 0; r < ctx.world_size(); ++r) outputs[0].push_back(all[r]);
     std::vector<at::Tensor> inputs{mine};

@@ -73,7 +73,8 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   impl->endpoint = env.master_addr.empty() ? "<in-process store>"
                                            : env.master_addr + ":" + std::to_string(env.master_port);
   impl->backend_name = ResolveBackend(options.backend, env.local_rank);
-  WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint);
+  bool hosts_store = !env.use_agent_store && env.rank == 0 && !env.master_addr.empty();
+  WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint, hosts_store);
   // The backend's own keys live apart from lakerun's rendezvous keys.
   compat::StorePtr pg_store = compat::MakePrefixStore("lakerun/pg/0", store);
   try {

@@ -32,6 +32,7 @@ class DistributedDataParallel::Reducer {
   void OnGradReady(std::size_t index);
   void Finalize();
   std::vector<std::vector<std::string>> BucketNames() const;
+  DdpStepStats Stats() const;
 
   std::atomic<bool> sync_enabled{true};
 
@@ -66,6 +67,8 @@ class DistributedDataParallel::Reducer {
   std::vector<Param> params_;
   std::vector<Bucket> buckets_;
   std::size_t next_launch_ = 0;
+  std::size_t ready_count_ = 0;  // parameters whose gradient arrived in this backward
+  DdpStepStats step_stats_, last_stats_;
   bool in_backward_ = false;  // a synchronized backward saw a gradient and has not been finalized yet
   mutable std::mutex mu_;     // hooks may run on autograd device threads
 };
@@ -180,7 +183,10 @@ void DistributedDataParallel::Reducer::Launch(Bucket& bucket) {
 
 // Buckets start in index order on every rank (c10d matches collectives by order, so the order must agree).
 void DistributedDataParallel::Reducer::LaunchReadyBuckets() {
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) Launch(buckets_[next_launch_++]);
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
+    if (ready_count_ < params_.size()) ++step_stats_.launched_before_last_gradient;
+    Launch(buckets_[next_launch_++]);
+  }
 }
 
 void DistributedDataParallel::Reducer::OnGradReady(std::size_t index) {
@@ -197,6 +203,7 @@ void DistributedDataParallel::Reducer::OnGradReady(std::size_t index) {
     return;
   }
   p.ready = true;
+  ++ready_count_;
   Bucket& bucket = buckets_[p.bucket];
   if (distributed_) {
     const at::Tensor& grad = p.variable.grad();
@@ -214,6 +221,8 @@ void DistributedDataParallel::Reducer::Reset() {
     b.work.reset();
   }
   next_launch_ = 0;
+  ready_count_ = 0;
+  step_stats_ = DdpStepStats{};
   in_backward_ = false;
 }
 
@@ -251,6 +260,9 @@ void DistributedDataParallel::Reducer::Finalize() {
                   ". Make every parameter take part in the loss, or set DdpOptions::find_unused_parameters");
   }
   // find_unused_parameters: a missing gradient counts as zero; a parameter no rank used keeps its .grad.
+  step_stats_.buckets = static_cast<int>(buckets_.size());
+  step_stats_.unused_parameters = static_cast<int>(unused.size());
+  ready_count_ = params_.size();  // launches from here on overlap nothing
   at::Tensor used_count;
   if (!unused.empty() || options_.find_unused_parameters) {
     if (distributed_) {
@@ -294,6 +306,7 @@ void DistributedDataParallel::Reducer::Finalize() {
       }
     }
   }
+  last_stats_ = step_stats_;
   Reset();
   lock.unlock();
   if (distributed_ && options_.broadcast_buffers) {
@@ -313,6 +326,11 @@ std::vector<std::vector<std::string>> DistributedDataParallel::Reducer::BucketNa
   return names;
 }
 
+DdpStepStats DistributedDataParallel::Reducer::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_stats_;
+}
+
 DistributedDataParallel::DistributedDataParallel(Context& ctx, std::shared_ptr<torch::nn::Module> module,
                                                  DdpOptions options)
     : module_(std::move(module)) {
@@ -327,6 +345,8 @@ void DistributedDataParallel::FinishGradientSync() { reducer_->Finalize(); }
 std::vector<std::vector<std::string>> DistributedDataParallel::BucketParameterNames() const {
   return reducer_->BucketNames();
 }
+
+DdpStepStats DistributedDataParallel::LastStepStats() const { return reducer_->Stats(); }
 
 DistributedDataParallel::NoSyncScope::NoSyncScope(DistributedDataParallel& ddp)
     : ddp_(ddp), previous_(ddp.reducer_->sync_enabled) {

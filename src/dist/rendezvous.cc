@@ -11,6 +11,8 @@ namespace {
 
 constexpr char kArrivedPrefix[] = "lakerun/arrived/";
 constexpr char kArrivedCount[] = "lakerun/arrived_count";
+constexpr char kVerdict[] = "lakerun/arrival_timeout";        // set by the first rank that timed out
+constexpr char kVerdictSeen[] = "lakerun/arrival_timeout_seen";  // bumped by each rank that read it
 
 std::string ArrivedKey(int rank) { return kArrivedPrefix + std::to_string(rank); }
 
@@ -41,28 +43,51 @@ compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds time
 }
 
 void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::milliseconds timeout,
-                  const std::string& endpoint) {
-  store.set(ArrivedKey(rank), std::vector<uint8_t>{'1'});
-  int64_t arrived = store.add(kArrivedCount, 1);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(1);
-  while (arrived < world_size) {
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
-    arrived = store.add(kArrivedCount, 0);
+                  const std::string& endpoint, bool hosts_store) {
+  try {
+    store.set(ArrivedKey(rank), std::vector<uint8_t>{'1'});
+    int64_t arrived = store.add(kArrivedCount, 1);
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto pause = std::chrono::milliseconds(1);
+    while (arrived < world_size) {
+      if (store.check({kVerdict})) {
+        // Another rank timed out first: fail with its list of missing ranks.
+        std::vector<uint8_t> verdict = store.get(kVerdict);
+        store.add(kVerdictSeen, 1);
+        LAKERUN_THROW(CommTimeout, "rank ", rank, ": ", std::string(verdict.begin(), verdict.end()));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+      arrived = store.add(kArrivedCount, 0);
+    }
+    if (arrived >= world_size) return;
+    std::vector<int> missing;
+    for (int r = 0; r < world_size; ++r) {
+      if (!store.check({ArrivedKey(r)})) missing.push_back(r);
+    }
+    std::string names;
+    for (std::size_t i = 0; i < missing.size() && i < 32; ++i) names += (i ? ", " : "") + std::to_string(missing[i]);
+    if (missing.size() > 32) names += StrCat(" and ", missing.size() - 32, " more");
+    std::string verdict = StrCat(missing.size(), " of ", world_size, " ranks did not arrive at the rendezvous store ",
+                                 endpoint, " within ", timeout.count(), " ms; missing rank",
+                                 missing.size() == 1 ? " " : "s ", names);
+    store.set(kVerdict, std::vector<uint8_t>(verdict.begin(), verdict.end()));
+    if (hosts_store) {
+      // Keep the store up until every rank that arrived has read the verdict (bounded).
+      int64_t others = world_size - static_cast<int64_t>(missing.size()) - 1;
+      auto linger = std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(2));
+      while (store.add(kVerdictSeen, 0) < others && std::chrono::steady_clock::now() < linger) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    LAKERUN_THROW(CommTimeout, "rank ", rank, ": ", verdict);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    LAKERUN_THROW(DistError, "rank ", rank, " lost the rendezvous store ", endpoint,
+                  " while waiting for its peers (the rank hosting it may have given up or died): ", e.what());
   }
-  if (arrived >= world_size) return;
-  std::vector<int> missing;
-  for (int r = 0; r < world_size; ++r) {
-    if (!store.check({ArrivedKey(r)})) missing.push_back(r);
-  }
-  std::string names;
-  for (std::size_t i = 0; i < missing.size() && i < 32; ++i) names += (i ? ", " : "") + std::to_string(missing[i]);
-  if (missing.size() > 32) names += StrCat(" and ", missing.size() - 32, " more");
-  LAKERUN_THROW(CommTimeout, "rank ", rank, ": ", missing.size(), " of ", world_size, " ranks did not arrive at the",
-                " rendezvous store ", endpoint, " within ", timeout.count(), " ms; missing rank",
-                missing.size() == 1 ? " " : "s ", names);
 }
 
 }  // namespace lakerun::dist

@@ -16,7 +16,10 @@ compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds time
 
 /// Announces this rank under a per-rank key and waits until all `world_size` ranks did. On timeout throws
 /// CommTimeout naming the ranks that never arrived (first 32), the store endpoint and the timeout.
+/// The first rank to time out publishes the verdict in the store, so ranks that did arrive fail with the same
+/// list at once; a rank that hosts the store (`hosts_store`) lingers up to 2 s for them to read it before its
+/// exit takes the store away. A store that disappears mid-wait is a DistError naming the endpoint.
 void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::milliseconds timeout,
-                  const std::string& endpoint);
+                  const std::string& endpoint, bool hosts_store);
 
 }  // namespace lakerun::dist

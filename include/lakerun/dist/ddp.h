@@ -49,6 +49,16 @@ struct DdpOptions {
   bool broadcast_buffers = true;
 };
 
+/// What the last synchronized backward did (for inspection and tests).
+struct DdpStepStats {
+  int buckets = 0;
+  /// Buckets whose all-reduce started while some parameter still awaited its gradient: communication that
+  /// overlapped the rest of backward.
+  int launched_before_last_gradient = 0;
+  /// Parameters that got no gradient (only possible with find_unused_parameters).
+  int unused_parameters = 0;
+};
+
 class DistributedDataParallel {
  public:
   /// Broadcasts rank 0's parameters and buffers to every rank and registers the gradient hooks.
@@ -80,6 +90,8 @@ class DistributedDataParallel {
 
   /// Parameter names per bucket, in launch order (for inspection and tests).
   std::vector<std::vector<std::string>> BucketParameterNames() const;
+  /// Statistics of the last synchronized backward.
+  DdpStepStats LastStepStats() const;
 
  private:
   class Reducer;

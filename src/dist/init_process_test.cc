@@ -1,0 +1,255 @@
+// Init() end to end: real rank processes (dist_init_probe) started with each engine's environment, on loopback.
+#include <lakerun/base/error.h>
+
+#include "dist/c10d_compat.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/paths.h"
+#include "lakerun_testing/temp_dir.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace lakerun::dist {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+// Variables of any engine the test itself may run under; every probe starts without them.
+bool IsEngineVariable(const std::string& name) {
+  static const char* kPrefixes[] = {"RANK=",        "WORLD_SIZE=",   "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
+                                    "MASTER_ADDR=", "MASTER_PORT=",  "SLURM_",      "OMPI_",
+                                    "PMI_",         "PMIX_",         "TORCHELASTIC_", "LAKERUN_LAUNCHER=",
+                                    "GROUP_RANK=",  "GLOO_SOCKET_IFNAME="};
+  for (const char* p : kPrefixes) {
+    if (name.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+struct Process {
+  pid_t pid = -1;
+  std::string log;
+};
+
+Process Spawn(const std::vector<std::string>& argv, const Env& extra, const std::string& log) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!IsEngineVariable(*e)) env.emplace_back(*e);
+  }
+  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // own group: killed as a whole on timeout
+  posix_spawnattr_setpgroup(&attr, 0);
+  Process p;
+  p.log = log;
+  int rc = posix_spawnp(&p.pid, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
+  return p;
+}
+
+// Waits for the process until `deadline`; kills its process group if it runs past it. Returns the exit code
+// (128 + signal when killed).
+int Wait(Process& p, std::chrono::steady_clock::time_point deadline) {
+  int status = 0;
+  while (true) {
+    pid_t r = waitpid(p.pid, &status, WNOHANG);
+    if (r == p.pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(-p.pid, SIGKILL);
+      waitpid(p.pid, &status, 0);
+      ADD_FAILURE() << "process " << p.pid << " ran past its deadline and was killed";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A port nothing listens on right now (bind to 0, read it, close). Good enough on loopback in tests.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+// Starts one probe per entry of `envs` and waits for all (bounded).
+std::vector<Result> RunProbes(const std::vector<Env>& envs, std::chrono::seconds limit = std::chrono::seconds(40)) {
+  lakerun::testing::TempDir dir;
+  std::string probe = lakerun::testing::BuiltProgram("dist_init_probe");
+  std::vector<Process> procs;
+  for (std::size_t i = 0; i < envs.size(); ++i) {
+    procs.push_back(Spawn({probe}, envs[i], dir.Join("rank" + std::to_string(i) + ".log")));
+  }
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<Result> results;
+  for (auto& p : procs) {
+    int code = Wait(p, deadline);
+    results.push_back({code, Read(p.log)});
+  }
+  return results;
+}
+
+Env Torchrun(int rank, int world, int port) {
+  return {{"RANK", std::to_string(rank)},        {"WORLD_SIZE", std::to_string(world)},
+          {"LOCAL_RANK", std::to_string(rank)},  {"LOCAL_WORLD_SIZE", std::to_string(world)},
+          {"MASTER_ADDR", "127.0.0.1"},          {"MASTER_PORT", std::to_string(port)},
+          {"LAKERUN_PROBE_TIMEOUT_MS", "20000"}};
+}
+
+TEST(InitProcessTest, TorchrunEnvRankZeroHostsTheStore) {
+  int port = FreePort();
+  std::vector<Result> r = RunProbes({Torchrun(0, 3, port), Torchrun(1, 3, port), Torchrun(2, 3, port)});
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(r[i].code, 0) << r[i].output;
+    EXPECT_THAT(r[i].output, ::testing::HasSubstr("probe launcher=torchrun rank=" + std::to_string(i) +
+                                                  " world=3 local=" + std::to_string(i) + "/3 sum=6"));
+  }
+}
+
+TEST(InitProcessTest, LakerunLauncherStoreAndAttemptPrefix) {
+  // The test plays the launcher: it hosts the TCPStore (port 0, real port published) and sets its variables.
+  auto store = compat::MakeTcpStore("127.0.0.1", 0, /*is_server=*/true, std::chrono::seconds(20));
+  int port = static_cast<::c10d::TCPStore&>(*store).getPort();
+  std::vector<Env> envs;
+  for (int rank = 0; rank < 2; ++rank) {
+    Env e = Torchrun(rank, 2, port);
+    e["LAKERUN_LAUNCHER"] = "1";
+    e["GROUP_RANK"] = "0";
+    e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    e["TORCHELASTIC_RESTART_COUNT"] = "3";
+    e["LAKERUN_RUN_ID"] = "test-run";
+    envs.push_back(e);
+  }
+  std::vector<Result> r = RunProbes(envs);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(r[i].code, 0) << r[i].output;
+    EXPECT_THAT(r[i].output, ::testing::HasSubstr("probe launcher=lakerun rank=" + std::to_string(i) + " world=2"));
+    EXPECT_THAT(r[i].output, ::testing::HasSubstr("sum=3"));
+  }
+  // The ranks' keys live under the attempt prefix, as with PyTorch's env:// under torchrun.
+  EXPECT_TRUE(store->check({"/worker/attempt_3/lakerun/arrived/1"}));
+  EXPECT_FALSE(store->check({"lakerun/arrived/1"}));
+}
+
+TEST(InitProcessTest, MissingPeerIsCommTimeoutNamingIt) {
+  // Ranks 0 and 2 of 3 arrive at a launcher-hosted store; rank 1 never starts. Every rank that arrived fails
+  // within its timeout naming the missing rank (rank 2 too, if it was slower to start than rank 0's timeout).
+  auto store = compat::MakeTcpStore("127.0.0.1", 0, /*is_server=*/true, std::chrono::seconds(20));
+  int port = static_cast<::c10d::TCPStore&>(*store).getPort();
+  std::vector<Env> envs;
+  for (int rank : {0, 2}) {
+    Env e = Torchrun(rank, 3, port);
+    e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    e["LAKERUN_PROBE_TIMEOUT_MS"] = "2000";
+    envs.push_back(e);
+  }
+  std::vector<Result> r = RunProbes(envs, std::chrono::seconds(30));
+  for (const Result& res : r) {
+    EXPECT_EQ(res.code, 3) << res.output;  // CommTimeout
+    EXPECT_THAT(res.output, ::testing::ContainsRegex("ranks? did not arrive at the rendezvous store 127.0.0.1:" +
+                                                     std::to_string(port) + " within 2000 ms; missing ranks? 1(, 2)?\n"));
+  }
+}
+
+TEST(InitProcessTest, StoreHostAloneNamesEveryMissingRank) {
+  Env e0 = Torchrun(0, 3, FreePort());
+  e0["LAKERUN_PROBE_TIMEOUT_MS"] = "1500";
+  std::vector<Result> r = RunProbes({e0}, std::chrono::seconds(20));
+  EXPECT_EQ(r[0].code, 3) << r[0].output;
+  EXPECT_THAT(r[0].output, ::testing::HasSubstr("rank 0: 2 of 3 ranks did not arrive"));
+  EXPECT_THAT(r[0].output, ::testing::HasSubstr("within 1500 ms; missing ranks 1, 2"));
+}
+
+TEST(InitProcessTest, StoreThatNeverAppearsIsCommTimeout) {
+  Env e1 = Torchrun(1, 2, FreePort());
+  e1["LAKERUN_PROBE_TIMEOUT_MS"] = "1500";
+  std::vector<Result> r = RunProbes({e1}, std::chrono::seconds(20));
+  EXPECT_EQ(r[0].code, 3) << r[0].output;
+  EXPECT_THAT(r[0].output, ::testing::HasSubstr("rank 1 could not reach the rendezvous store at 127.0.0.1:"));
+}
+
+TEST(InitProcessTest, SlurmStepAndBatchScript) {
+  int port = FreePort();
+  std::vector<Env> envs;
+  for (int rank = 0; rank < 2; ++rank) {
+    envs.push_back({{"SLURM_PROCID", std::to_string(rank)}, {"SLURM_LOCALID", std::to_string(rank)},
+                    {"SLURM_NTASKS", "2"}, {"SLURM_GTIDS", "0,1"}, {"SLURM_STEP_ID", "0"},
+                    {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_NODELIST", "127.0.0.[1-2]"},
+                    {"MASTER_PORT", std::to_string(port)}, {"LAKERUN_PROBE_TIMEOUT_MS", "20000"}});
+  }
+  std::vector<Result> r = RunProbes(envs);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(r[i].code, 0) << r[i].output;
+    EXPECT_THAT(r[i].output, ::testing::HasSubstr("probe launcher=slurm rank=" + std::to_string(i) +
+                                                  " world=2 local=" + std::to_string(i) + "/2 sum=3"));
+  }
+  // The batch script itself: SLURM_PROCID=0 of 2 but no step: a single process that needs no peer.
+  Env batch = envs[0];
+  batch.erase("SLURM_STEP_ID");
+  std::vector<Result> b = RunProbes({batch});
+  EXPECT_EQ(b[0].code, 0) << b[0].output;
+  EXPECT_THAT(b[0].output, ::testing::HasSubstr("probe launcher=none rank=0 world=1 local=0/1 sum=1"));
+}
+
+TEST(InitProcessTest, MpirunTwoRanks) {
+  if (system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun not installed";
+  lakerun::testing::TempDir dir;
+  std::string probe = lakerun::testing::BuiltProgram("dist_init_probe");
+  int port = FreePort();
+  Process p = Spawn({"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca",
+                     "oob_tcp_if_include", "lo", "--mca", "btl_tcp_if_include", "lo", "-np", "2", "-x",
+                     "MASTER_PORT=" + std::to_string(port), "-x", "LAKERUN_PROBE_TIMEOUT_MS=20000", probe},
+                    {}, dir.Join("mpirun.log"));
+  int code = Wait(p, std::chrono::steady_clock::now() + std::chrono::seconds(40));
+  std::string out = Read(p.log);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("probe launcher=openmpi rank=0 world=2 local=0/2 sum=3"));
+  EXPECT_THAT(out, ::testing::HasSubstr("probe launcher=openmpi rank=1 world=2 local=1/2 sum=3"));
+}
+
+}  // namespace
+}  // namespace lakerun::dist
