@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/file_system.h"
 #include "lakerun/track/store.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/paths.h"
@@ -18,13 +19,24 @@
 namespace lakerun::track {
 namespace {
 
+// track_crash_child is built beside this test binary.
+std::string ChildProgram() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) {
+    const std::string beside = DirName(std::string(buf, static_cast<size_t>(n))) + "/track_crash_child";
+    if (LocalFileSystem().Exists(beside)) return beside;
+  }
+  return lakerun::testing::BuiltProgram("track_crash_child");
+}
+
 // A child process with its stdout on a pipe; killed (SIGKILL) and reaped on destruction if still running.
 class Child {
  public:
   Child(const std::string& mode, const std::string& root) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("pipe");
-    const std::string program = lakerun::testing::BuiltProgram("track_crash_child");
+    const std::string program = ChildProgram();
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(fds[1], 1);

@@ -249,6 +249,17 @@ TEST_F(RestStoreTest, GivesUpAfterTheRetryLimitWithAClearError) {
   EXPECT_EQ(server_.requests().size(), 3u);
 }
 
+TEST_F(RestStoreTest, StopsRetryingWhenTheTimeBudgetIsSpent) {
+  server_.set_handler([](const RecordedRequest&) { return CannedResponse{429, "slow down"}; });
+  options_.http.max_retries = 1000;
+  options_.http.backoff_base = std::chrono::milliseconds(20);
+  options_.http.backoff_max = std::chrono::milliseconds(20);
+  options_.http.max_retry_time = std::chrono::milliseconds(200);
+  EXPECT_THROW_WITH(Store()->UpdateRun("r1", RunStatus::kFinished, 5), IoError, "HTTP 429",
+                    "retry time budget of 200 ms spent");
+  EXPECT_LT(server_.requests().size(), 1000u);  // the budget, not the count, ended it
+}
+
 TEST_F(RestStoreTest, ConnectionRefusedIsRetriedThenReported) {
   std::string url;
   {

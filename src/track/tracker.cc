@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/file_system.h"
 #include "lakerun/base/logging.h"
 #include "track/ids.h"
 #include "track/run_state.h"
@@ -120,7 +121,10 @@ Run Tracker::StartRun(StartRunOptions options) {
       if (!topts.git_commit.empty()) {
         tags["mlflow.source.git.commit"] = topts.git_commit;
       } else if (topts.detect_git_commit) {
-        if (auto commit = GitCommitOf("")) tags["mlflow.source.git.commit"] = *commit;
+        // The working directory's tree, else the tree the program was built in (a build directory inside it).
+        auto commit = GitCommitOf("");
+        if (!commit && !tags["mlflow.source.name"].empty()) commit = GitCommitOf(DirName(tags["mlflow.source.name"]));
+        if (commit) tags["mlflow.source.git.commit"] = *commit;
       }
     }
     if (!options.parent_run_id.empty()) tags["mlflow.parentRunId"] = options.parent_run_id;
