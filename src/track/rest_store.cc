@@ -33,6 +33,16 @@ const json& Field(const json& j, const char* key, const char* call) {
   return j.at(key);
 }
 
+// Runs `fn`, turning a malformed response (JSON of the wrong shape) into CorruptDataError naming the call.
+template <typename F>
+auto Guarded(const char* call, F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const json::exception& e) {
+    LAKERUN_THROW(CorruptDataError, "MLflow response to ", call, " is malformed: ", e.what());
+  }
+}
+
 std::string Query(std::initializer_list<std::pair<const char*, std::string>> params) {
   std::string out;
   for (const auto& [key, value] : params) {
@@ -106,52 +116,62 @@ std::optional<std::string> RestStore::CallOptional(const std::string& method, co
 }
 
 std::optional<Experiment> RestStore::GetExperimentByName(const std::string& name) {
-  auto body = CallOptional("GET", "experiments/get-by-name" + Query({{"experiment_name", name}}), "");
-  if (!body) return std::nullopt;
-  return ExperimentFromJson(Field(Parse(*body, "experiments/get-by-name"), "experiment", "experiments/get-by-name"));
+  return Guarded("experiments/get-by-name", [&]() -> std::optional<Experiment> {
+    auto body = CallOptional("GET", "experiments/get-by-name" + Query({{"experiment_name", name}}), "");
+    if (!body) return std::nullopt;
+    return ExperimentFromJson(Field(Parse(*body, "experiments/get-by-name"), "experiment", "experiments/get-by-name"));
+  });
 }
 
 std::optional<Experiment> RestStore::GetExperiment(const std::string& experiment_id) {
-  auto body = CallOptional("GET", "experiments/get" + Query({{"experiment_id", experiment_id}}), "");
-  if (!body) return std::nullopt;
-  return ExperimentFromJson(Field(Parse(*body, "experiments/get"), "experiment", "experiments/get"));
+  return Guarded("experiments/get", [&]() -> std::optional<Experiment> {
+    auto body = CallOptional("GET", "experiments/get" + Query({{"experiment_id", experiment_id}}), "");
+    if (!body) return std::nullopt;
+    return ExperimentFromJson(Field(Parse(*body, "experiments/get"), "experiment", "experiments/get"));
+  });
 }
 
 std::string RestStore::CreateExperiment(const std::string& name) {
-  LAKERUN_CHECK(!name.empty(), "experiment name must not be empty");
-  const json response = Parse(Call("POST", "experiments/create", json{{"name", name}}.dump()), "experiments/create");
-  return JsonStr(response, "experiment_id");
+  return Guarded("experiments/create", [&]() -> std::string {
+    LAKERUN_CHECK(!name.empty(), "experiment name must not be empty");
+    const json response = Parse(Call("POST", "experiments/create", json{{"name", name}}.dump()), "experiments/create");
+    return JsonStr(response, "experiment_id");
+  });
 }
 
 std::vector<Experiment> RestStore::ListExperiments() {
-  std::vector<Experiment> out;
-  std::string token;
-  for (int page = 0; page < 10000; ++page) {
-    json request = {{"max_results", 1000}, {"view_type", "ACTIVE_ONLY"}};
-    if (!token.empty()) request["page_token"] = token;
-    const json response = Parse(Call("POST", "experiments/search", request.dump()), "experiments/search");
-    if (response.contains("experiments")) {
-      for (const auto& e : response.at("experiments")) out.push_back(ExperimentFromJson(e));
+  return Guarded("experiments/search", [&]() -> std::vector<Experiment> {
+    std::vector<Experiment> out;
+    std::string token;
+    for (int page = 0; page < 10000; ++page) {
+      json request = {{"max_results", 1000}, {"view_type", "ACTIVE_ONLY"}};
+      if (!token.empty()) request["page_token"] = token;
+      const json response = Parse(Call("POST", "experiments/search", request.dump()), "experiments/search");
+      if (response.contains("experiments")) {
+        for (const auto& e : response.at("experiments")) out.push_back(ExperimentFromJson(e));
+      }
+      token = JsonStr(response, "next_page_token");
+      if (token.empty()) break;
     }
-    token = JsonStr(response, "next_page_token");
-    if (token.empty()) break;
-  }
-  return out;
+    return out;
+  });
 }
 
 RunInfo RestStore::CreateRun(const CreateRunRequest& request) {
-  json tags = json::array();
-  for (const auto& t : request.tags) tags.push_back({{"key", t.key}, {"value", t.value}});
-  json body = {{"experiment_id", request.experiment_id},
-               {"start_time", request.start_time_ms},
-               {"tags", tags}};
-  if (!request.run_name.empty()) body["run_name"] = request.run_name;
-  if (!request.user_id.empty()) body["user_id"] = request.user_id;
-  const json response = Parse(Call("POST", "runs/create", body.dump()), "runs/create");
-  RunInfo info = RunInfoFromJson(Field(Field(response, "run", "runs/create"), "info", "runs/create"));
-  std::lock_guard<std::mutex> lock(mu_);
-  artifact_uris_[info.run_id] = info.artifact_uri;
-  return info;
+  return Guarded("runs/create", [&]() -> RunInfo {
+    json tags = json::array();
+    for (const auto& t : request.tags) tags.push_back({{"key", t.key}, {"value", t.value}});
+    json body = {{"experiment_id", request.experiment_id},
+                 {"start_time", request.start_time_ms},
+                 {"tags", tags}};
+    if (!request.run_name.empty()) body["run_name"] = request.run_name;
+    if (!request.user_id.empty()) body["user_id"] = request.user_id;
+    const json response = Parse(Call("POST", "runs/create", body.dump()), "runs/create");
+    RunInfo info = RunInfoFromJson(Field(Field(response, "run", "runs/create"), "info", "runs/create"));
+    std::lock_guard<std::mutex> lock(mu_);
+    artifact_uris_[info.run_id] = info.artifact_uri;
+    return info;
+  });
 }
 
 void RestStore::UpdateRun(const std::string& run_id, RunStatus status, std::optional<int64_t> end_time_ms) {
@@ -161,30 +181,34 @@ void RestStore::UpdateRun(const std::string& run_id, RunStatus status, std::opti
 }
 
 RunRecord RestStore::GetRun(const std::string& run_id) {
-  const json response = Parse(Call("GET", "runs/get" + Query({{"run_id", run_id}}), ""), "runs/get");
-  RunRecord record = RunFromJson(Field(response, "run", "runs/get"));
-  std::lock_guard<std::mutex> lock(mu_);
-  artifact_uris_[run_id] = record.info.artifact_uri;
-  return record;
+  return Guarded("runs/get", [&]() -> RunRecord {
+    const json response = Parse(Call("GET", "runs/get" + Query({{"run_id", run_id}}), ""), "runs/get");
+    RunRecord record = RunFromJson(Field(response, "run", "runs/get"));
+    std::lock_guard<std::mutex> lock(mu_);
+    artifact_uris_[run_id] = record.info.artifact_uri;
+    return record;
+  });
 }
 
 std::vector<RunRecord> RestStore::SearchRuns(const std::vector<std::string>& experiment_ids) {
-  std::vector<RunRecord> out;
-  std::string token;
-  for (int page = 0; page < 100000; ++page) {
-    json request = {{"experiment_ids", experiment_ids},
-                    {"max_results", 1000},
-                    {"run_view_type", "ACTIVE_ONLY"},
-                    {"order_by", json::array({"attributes.start_time DESC"})}};
-    if (!token.empty()) request["page_token"] = token;
-    const json response = Parse(Call("POST", "runs/search", request.dump()), "runs/search");
-    if (response.contains("runs")) {
-      for (const auto& r : response.at("runs")) out.push_back(RunFromJson(r));
+  return Guarded("runs/search", [&]() -> std::vector<RunRecord> {
+    std::vector<RunRecord> out;
+    std::string token;
+    for (int page = 0; page < 100000; ++page) {
+      json request = {{"experiment_ids", experiment_ids},
+                      {"max_results", 1000},
+                      {"run_view_type", "ACTIVE_ONLY"},
+                      {"order_by", json::array({"attributes.start_time DESC"})}};
+      if (!token.empty()) request["page_token"] = token;
+      const json response = Parse(Call("POST", "runs/search", request.dump()), "runs/search");
+      if (response.contains("runs")) {
+        for (const auto& r : response.at("runs")) out.push_back(RunFromJson(r));
+      }
+      token = JsonStr(response, "next_page_token");
+      if (token.empty()) break;
     }
-    token = JsonStr(response, "next_page_token");
-    if (token.empty()) break;
-  }
-  return out;
+    return out;
+  });
 }
 
 void RestStore::LogBatch(const std::string& run_id, const std::vector<Metric>& metrics,
@@ -193,21 +217,23 @@ void RestStore::LogBatch(const std::string& run_id, const std::vector<Metric>& m
 }
 
 std::vector<Metric> RestStore::GetMetricHistory(const std::string& run_id, const std::string& key) {
-  std::vector<Metric> out;
-  std::string token;
-  for (int page = 0; page < 1000000; ++page) {
-    std::string query = Query({{"run_id", run_id},
-                               {"metric_key", key},
-                               {"max_results", std::to_string(kHistoryPageSize)}});
-    if (!token.empty()) query += "&page_token=" + HttpClient::Escape(token);
-    const json response = Parse(Call("GET", "metrics/get-history" + query, ""), "metrics/get-history");
-    if (response.contains("metrics")) {
-      for (const auto& m : response.at("metrics")) out.push_back(MetricFromJson(m));
+  return Guarded("metrics/get-history", [&]() -> std::vector<Metric> {
+    std::vector<Metric> out;
+    std::string token;
+    for (int page = 0; page < 1000000; ++page) {
+      std::string query = Query({{"run_id", run_id},
+                                 {"metric_key", key},
+                                 {"max_results", std::to_string(kHistoryPageSize)}});
+      if (!token.empty()) query += "&page_token=" + HttpClient::Escape(token);
+      const json response = Parse(Call("GET", "metrics/get-history" + query, ""), "metrics/get-history");
+      if (response.contains("metrics")) {
+        for (const auto& m : response.at("metrics")) out.push_back(MetricFromJson(m));
+      }
+      token = JsonStr(response, "next_page_token");
+      if (token.empty()) break;
     }
-    token = JsonStr(response, "next_page_token");
-    if (token.empty()) break;
-  }
-  return out;
+    return out;
+  });
 }
 
 std::string RestStore::ArtifactUri(const std::string& run_id) {
@@ -272,48 +298,54 @@ void RestStore::LogArtifact(const std::string& run_id, const std::string& local_
 }
 
 std::vector<ArtifactEntry> RestStore::ListArtifacts(const std::string& run_id, const std::string& path) {
-  const json response = Parse(Call("GET", "artifacts/list" + Query({{"run_id", run_id}, {"path", path}}), ""),
-                              "artifacts/list");
-  std::vector<ArtifactEntry> out;
-  if (response.contains("files")) {
-    for (const auto& f : response.at("files")) {
-      out.push_back({JsonStr(f, "path"), f.value("is_dir", false), JsonInt(f, "file_size")});
+  return Guarded("artifacts/list", [&]() -> std::vector<ArtifactEntry> {
+    const json response = Parse(Call("GET", "artifacts/list" + Query({{"run_id", run_id}, {"path", path}}), ""),
+                                "artifacts/list");
+    std::vector<ArtifactEntry> out;
+    if (response.contains("files")) {
+      for (const auto& f : response.at("files")) {
+        out.push_back({JsonStr(f, "path"), f.value("is_dir", false), JsonInt(f, "file_size")});
+      }
     }
-  }
-  return out;
+    return out;
+  });
 }
 
 RegisteredModel RestStore::GetOrCreateRegisteredModel(const std::string& name) {
-  LAKERUN_CHECK(!name.empty(), "registered model name must not be empty");
-  const HttpResponse created =
-      http_.Send("POST", std::string(kApi) + "registered-models/create", json{{"name", name}}.dump());
-  json model;
-  if (created.status >= 200 && created.status < 300) {
-    model = Field(Parse(created.body, "registered-models/create"), "registered_model", "registered-models/create");
-  } else {
-    std::string code;
-    try {
-      code = JsonStr(json::parse(created.body), "error_code");
-    } catch (const json::exception&) {
+  return Guarded("registered-models/create", [&]() -> RegisteredModel {
+    LAKERUN_CHECK(!name.empty(), "registered model name must not be empty");
+    const HttpResponse created =
+        http_.Send("POST", std::string(kApi) + "registered-models/create", json{{"name", name}}.dump());
+    json model;
+    if (created.status >= 200 && created.status < 300) {
+      model = Field(Parse(created.body, "registered-models/create"), "registered_model", "registered-models/create");
+    } else {
+      std::string code;
+      try {
+        code = JsonStr(json::parse(created.body), "error_code");
+      } catch (const json::exception&) {
+      }
+      if (code != "RESOURCE_ALREADY_EXISTS") ThrowError("POST", "registered-models/create", created);
+      model = Field(Parse(Call("GET", "registered-models/get" + Query({{"name", name}}), ""), "registered-models/get"),
+                    "registered_model", "registered-models/get");
     }
-    if (code != "RESOURCE_ALREADY_EXISTS") ThrowError("POST", "registered-models/create", created);
-    model = Field(Parse(Call("GET", "registered-models/get" + Query({{"name", name}}), ""), "registered-models/get"),
-                  "registered_model", "registered-models/get");
-  }
-  RegisteredModel out;
-  out.name = JsonStr(model, "name");
-  out.description = JsonStr(model, "description");
-  out.creation_timestamp_ms = JsonInt(model, "creation_timestamp");
-  out.last_updated_timestamp_ms = JsonInt(model, "last_updated_timestamp");
-  return out;
+    RegisteredModel out;
+    out.name = JsonStr(model, "name");
+    out.description = JsonStr(model, "description");
+    out.creation_timestamp_ms = JsonInt(model, "creation_timestamp");
+    out.last_updated_timestamp_ms = JsonInt(model, "last_updated_timestamp");
+    return out;
+  });
 }
 
 ModelVersion RestStore::CreateModelVersion(const std::string& name, const std::string& source,
                                            const std::string& run_id) {
-  json body = {{"name", name}, {"source", source}};
-  if (!run_id.empty()) body["run_id"] = run_id;
-  const json response = Parse(Call("POST", "model-versions/create", body.dump()), "model-versions/create");
-  return ModelVersionFromJson(Field(response, "model_version", "model-versions/create"));
+  return Guarded("model-versions/create", [&]() -> ModelVersion {
+    json body = {{"name", name}, {"source", source}};
+    if (!run_id.empty()) body["run_id"] = run_id;
+    const json response = Parse(Call("POST", "model-versions/create", body.dump()), "model-versions/create");
+    return ModelVersionFromJson(Field(response, "model_version", "model-versions/create"));
+  });
 }
 
 }  // namespace lakerun::track

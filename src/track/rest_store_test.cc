@@ -11,6 +11,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/runs_cli.h"
 #include "lakerun/track/tracker.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/paths.h"
@@ -368,6 +369,47 @@ TEST_F(RestStoreTest, PagesSearchAndReadsNonFiniteValues) {
   const json first = json::parse(server_.requests()[0].body);
   EXPECT_EQ(first["experiment_ids"], json({"1", "2"}));
   EXPECT_EQ(json::parse(server_.requests()[1].body)["page_token"], "p2");
+}
+
+TEST_F(RestStoreTest, MalformedResponsesAreCorruptDataErrors) {
+  server_.set_handler([](const RecordedRequest&) { return CannedResponse{200, R"({"run": [1, 2]})"}; });
+  EXPECT_THROW_WITH(Store()->GetRun("r1"), CorruptDataError, "runs/get", "malformed");
+  server_.set_handler([](const RecordedRequest&) { return CannedResponse{200, "not json"}; });
+  EXPECT_THROW_WITH(Store()->SearchRuns({"1"}), CorruptDataError, "runs/search", "not JSON");
+}
+
+TEST_F(RestStoreTest, RunsCommandsReadFromAServer) {
+  server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
+    if (r.path.find("experiments/search") != std::string::npos) {
+      return {200, R"({"experiments":[{"experiment_id":"4","name":"resnet","lifecycle_stage":"active"}]})"};
+    }
+    if (r.path.find("runs/search") != std::string::npos) {
+      return {200, R"({"runs":[{"info":{"run_id":"0123456789abcdef0123456789abcdef","experiment_id":"4",
+                      "run_name":"lr3","status":"FINISHED","start_time":1795336210725,"end_time":1795336275725},
+                      "data":{"params":[{"key":"lr","value":"0.001"}],
+                              "metrics":[{"key":"loss","value":0.25,"timestamp":1,"step":9}]}}]})"};
+    }
+    if (r.path.find("runs/get") != std::string::npos) {
+      return {200, R"({"run":{"info":{"run_id":"0123456789abcdef0123456789abcdef","run_name":"lr3",
+                      "status":"FINISHED","start_time":1795336210725},
+                      "data":{"metrics":[{"key":"loss","value":0.25,"timestamp":1,"step":9}]}}})"};
+    }
+    if (r.path.find("get-history") != std::string::npos) {
+      return {200, R"({"metrics":[{"key":"loss","value":1.0,"timestamp":1,"step":0},
+                                  {"key":"loss","value":0.25,"timestamp":2,"step":9}]})"};
+    }
+    return {404, R"({"error_code":"RESOURCE_DOES_NOT_EXIST"})"};
+  });
+  std::ostringstream list;
+  EXPECT_EQ(RunsListMain({"--tracking-uri", server_.url()}, list), 0);
+  EXPECT_THAT(list.str(), ::testing::HasSubstr("Experiment resnet (4): 1 run"));
+  EXPECT_THAT(list.str(), ::testing::HasSubstr("lr3       01234567  FINISHED  "));
+  EXPECT_THAT(list.str(), ::testing::HasSubstr("1m 05s"));
+  EXPECT_THAT(list.str(), ::testing::HasSubstr("lr=0.001"));
+  EXPECT_THAT(list.str(), ::testing::HasSubstr("loss=0.25"));
+  std::ostringstream show;
+  EXPECT_EQ(RunsShowMain({"0123456789abcdef0123456789abcdef", "--tracking-uri", server_.url()}, show), 0);
+  EXPECT_THAT(show.str(), ::testing::HasSubstr("loss  0.25  step 9  2 pts  min 0.25  max 1"));
 }
 
 }  // namespace
