@@ -267,6 +267,7 @@ std::vector<uint64_t> LoadDeletionVector(FileSystem& fs, const std::string& tabl
     } catch (const IoError& e) {
       LAKERUN_THROW(IoError, where, ": cannot open: ", e.what());
     }
+    LAKERUN_CHECK_AS(CorruptDataError, dv.offset.value_or(0) >= 0, where, ": negative offset ", *dv.offset);
     const uint64_t offset = static_cast<uint64_t>(dv.offset.value_or(0));
     const uint64_t need = offset + 4 + static_cast<uint64_t>(dv.size_in_bytes) + 4;
     LAKERUN_CHECK_AS(CorruptDataError, file->Size() >= 1 && file->Size() >= need, where, ": file has ", file->Size(),

@@ -150,6 +150,29 @@ TEST_F(LogReplayTest, CorruptJsonLineNamesFileAndLine) {
   EXPECT_THROW_WITH(DeltaTable(dir_.path()).Latest(), CorruptDataError, "version 2", "schemaString");
 }
 
+TEST_F(LogReplayTest, MalformedActionsAreErrorsNotCrashes) {
+  WriteBaseTable();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"add":[1,2]})", "must be an object"},
+      {R"({"add":{"path":"x","partitionValues":5}})", "partitionValues must be an object"},
+      {R"({"add":{"path":"x","size":"big"}})", "field 'size' must be an integer"},
+      {R"({"add":{"path":"x","deletionVector":{"storageType":"x","pathOrInlineDv":"a","sizeInBytes":1,"cardinality":1}}})",
+       "storageType must be"},
+      {R"({"add":{"path":"bad%zzescape"}})", "malformed percent escape"},
+      {R"({"protocol":{"minReaderVersion":1}})", "minWriterVersion"},
+      {R"({"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":"deletionVectors"}})",
+       "'readerFeatures' must be an array"},
+      {R"({"txn":{"appId":"a"}})", "lacks integer field 'version'"},
+      {R"([1,2,3])", "must be a JSON object"},
+      {R"({"metaData":{"id":"x","schemaString":"{\"type\":\"struct\",\"fields\":[]}","partitionColumns":["nope"]}})",
+       "partition column 'nope' is not in the schema"},
+  };
+  for (const auto& [line, message] : cases) {
+    WriteCommit(dir_.path(), 2, {line});
+    EXPECT_THROW_WITH(DeltaTable(dir_.path()).Latest(), CorruptDataError, "version 2", message);
+  }
+}
+
 TEST_F(LogReplayTest, UnsupportedReaderFeatureIsRefusedByName) {
   WriteCommit(dir_.path(), 0,
               {ProtocolLine(3, 7, R"(["deletionVectors","variantType"])", R"(["deletionVectors","variantType"])"),

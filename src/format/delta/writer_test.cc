@@ -158,6 +158,29 @@ TEST_F(DeltaWriterTest, RetriedTxnIsANoOp) {
   EXPECT_NE(history[1].commit_info->json.find("\"txnId\":\"ingest-job:7\""), std::string::npos);
 }
 
+TEST_F(DeltaWriterTest, InCommitTimestampsIncreaseAndDriveTimeTravel) {
+  CreateTableOptions options;
+  options.protocol.min_writer_version = 7;
+  options.protocol.writer_features = std::vector<std::string>{"inCommitTimestamp"};
+  options.configuration = {{"delta.enableInCommitTimestamps", "true"}};
+  DeltaTable table = Create(options);
+  for (int i = 0; i < 3; ++i) AppendRows(table, Rows(i, i + 1, "train"), {});
+  auto history = table.History();
+  ASSERT_EQ(history.size(), 4u);
+  for (size_t i = 0; i < history.size(); ++i) {
+    ASSERT_TRUE(history[i].commit_info && history[i].commit_info->in_commit_timestamp) << i;
+    EXPECT_EQ(history[i].timestamp_ms, *history[i].commit_info->in_commit_timestamp);
+    if (i > 0) {
+      EXPECT_GT(history[i].timestamp_ms, history[i - 1].timestamp_ms);
+    }
+    // commitInfo is the first action of every commit.
+    const std::string text = LocalFileSystem().ReadFile(dir_.Join("_delta_log/" + CommitFileName(history[i].version)));
+    EXPECT_EQ(text.rfind("{\"commitInfo\"", 0), 0u);
+  }
+  EXPECT_EQ(table.AtTimestamp(history[2].timestamp_ms).version, 2);
+  EXPECT_EQ(table.AtTimestamp(history[2].timestamp_ms).files.size(), 2u);
+}
+
 TEST_F(DeltaWriterTest, CreatingAnExistingTableFails) {
   Create();
   EXPECT_THROW_WITH(Create(), InvalidArgument, "already exists");
