@@ -45,6 +45,21 @@ std::string Crash(const std::string&) {
 }
 LAKERUN_REGISTER_FUNCTION(crash, Crash);
 
+struct Scale {
+  int32_t factor;
+  double offset;
+};
+double Scaled(const Scale& s) { return s.factor * EnvInt("RANK") + s.offset; }
+LAKERUN_REGISTER_TYPED_FUNCTION(scaled, Scaled);
+
+TEST(FunctionTest, TypedFunctionsPassValuesAsBytes) {
+  RunOptions options;
+  options.processes = 2;
+  EXPECT_EQ(lakerun::launch::RunTyped<double>(options, "scaled", Scale{10, 0.5}), (std::vector<double>{0.5, 10.5}));
+  EXPECT_THROW_WITH(lakerun::launch::FromBytes<double>("abc"), lakerun::InvalidArgument, "expected 8 bytes",
+                    "got 3");
+}
+
 TEST(FunctionTest, ReturnsEveryRanksResultInRankOrder) {
   RunOptions options;
   options.processes = 3;
@@ -87,7 +102,7 @@ TEST(FunctionTest, SizeLimitsAreEnforcedBothWays) {
 
 TEST(FunctionTest, UnknownFunctionIsRejectedBeforeStarting) {
   EXPECT_THROW_WITH(lakerun::launch::Run(RunOptions{}, "nope"), lakerun::InvalidArgument, "'nope'",
-                    "registered: crash, describe");
+                    "registered: crash, describe, fail_on_rank_one, flaky_once, scaled, sized");
 }
 
 TEST(FunctionTest, RestartsAndReturnsTheLastAttemptsResults) {

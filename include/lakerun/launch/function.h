@@ -21,8 +21,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lakerun/base/error.h"
@@ -85,6 +87,46 @@ inline std::vector<std::string> run(const RunOptions& options, const std::string
 /// function returned, 1 when it threw); otherwise returns at once and does nothing.
 void MaybeRunRank(int argc, char** argv);
 
+// Typed conveniences for trivially copyable argument and result types (numbers, PODs, std::array of them); the
+// values travel as their object bytes, so caller and ranks must be the same binary (they are: Run re-executes it).
+//
+//   struct Config { int epochs; float lr; };
+//   double TrainTyped(const Config& c);
+//   LAKERUN_REGISTER_TYPED_FUNCTION(train_typed, TrainTyped);
+//   std::vector<double> losses = lakerun::launch::RunTyped<double>(options, "train_typed", Config{3, 0.1f});
+
+/// The object bytes of `value`.
+template <typename T>
+std::string ToBytes(const T& value) {
+  static_assert(std::is_trivially_copyable_v<T>, "ToBytes needs a trivially copyable type");
+  return std::string(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+/// The value whose object bytes are `bytes`; throws InvalidArgument if the size is not sizeof(T).
+template <typename T>
+T FromBytes(const std::string& bytes) {
+  static_assert(std::is_trivially_copyable_v<T>, "FromBytes needs a trivially copyable type");
+  LAKERUN_CHECK(bytes.size() == sizeof(T), "launch: expected ", sizeof(T), " bytes for a typed value, got ",
+                bytes.size());
+  T value;
+  std::memcpy(&value, bytes.data(), sizeof(T));
+  return value;
+}
+
+/// Registers `R fn(const A&)` under `name`, wrapping it in ToBytes/FromBytes.
+template <typename R, typename A>
+bool RegisterTypedFunction(const std::string& name, R (*fn)(const A&)) {
+  return RegisterFunction(name, [fn](const std::string& args) { return ToBytes<R>(fn(FromBytes<A>(args))); });
+}
+
+/// Run() for a function registered with RegisterTypedFunction; returns each rank's result as R.
+template <typename R, typename A>
+std::vector<R> RunTyped(const RunOptions& options, const std::string& function, const A& args) {
+  std::vector<R> results;
+  for (const std::string& bytes : Run(options, function, ToBytes<A>(args))) results.push_back(FromBytes<R>(bytes));
+  return results;
+}
+
 }  // namespace lakerun::launch
 
 #define LAKERUN_LAUNCH_CONCAT_INNER(a, b) a##b
@@ -93,6 +135,10 @@ void MaybeRunRank(int argc, char** argv);
 #define LAKERUN_REGISTER_FUNCTION(name, fn)                                                  \
   static const bool LAKERUN_LAUNCH_CONCAT(lakerun_function_registered_, __LINE__) =          \
       ::lakerun::launch::RegisterFunction(#name, fn)
+/// LAKERUN_REGISTER_TYPED_FUNCTION(name, fn): RegisterTypedFunction(#name, fn) at static-initialization time.
+#define LAKERUN_REGISTER_TYPED_FUNCTION(name, fn)                                          \
+  static const bool LAKERUN_LAUNCH_CONCAT(lakerun_typed_function_registered_, __LINE__) =  \
+      ::lakerun::launch::RegisterTypedFunction(#name, fn)
 /// Defines main() that first lets a re-executed rank run its function, then calls `user_main(argc, argv)`.
 #define LAKERUN_MAIN_WITH_RANKS(user_main)           \
   int main(int argc, char** argv) {                  \
