@@ -1,18 +1,21 @@
 #include "track/async_logger.h"
 
+#include <algorithm>
+
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
 
 namespace lakerun::track {
 namespace {
 
-constexpr size_t kMaxBatchEntries = 50000;  // bound on one drained batch, so memory stays flat under a backlog
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
 }  // namespace
 
 AsyncLogger::AsyncLogger(std::shared_ptr<Store> store, std::string run_id, size_t capacity, QueueFullPolicy on_full)
-    : store_(std::move(store)), run_id_(std::move(run_id)), on_full_(on_full), queue_(capacity) {
+    : store_(std::move(store)), run_id_(std::move(run_id)), capacity_(capacity), on_full_(on_full) {
+  LAKERUN_CHECK(capacity > 0, "tracking queue capacity must be positive");
+  pending_.reserve(std::min<size_t>(capacity, 1 << 16));
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -24,16 +27,29 @@ AsyncLogger::~AsyncLogger() {
   }
 }
 
-void AsyncLogger::Enqueue(LogEntry entry) {
-  if (on_full_ == QueueFullPolicy::kDrop && queue_.size() >= queue_.capacity()) {
-    dropped_.fetch_add(1);
-    if (!warned_full_.exchange(true)) {
-      LAKERUN_LOG(Warning) << "tracking run " << run_id_ << ": log queue full (" << queue_.capacity()
-                           << " entries); dropping entries until the store catches up";
+bool AsyncLogger::Push(LogEntry entry, bool is_marker) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return false;
+  while (!is_marker && pending_.size() >= capacity_) {
+    if (on_full_ == QueueFullPolicy::kDrop) {
+      lock.unlock();
+      dropped_.fetch_add(1);
+      if (!warned_full_.exchange(true)) {
+        LAKERUN_LOG(Warning) << "tracking run " << run_id_ << ": log queue full (" << capacity_
+                             << " entries); dropping entries until the store catches up";
+      }
+      return true;
     }
-    return;
+    has_room_.wait_for(lock, kPollInterval);
+    if (closed_) return false;
   }
-  if (!queue_.Push(std::move(entry))) dropped_.fetch_add(1);
+  pending_.push_back(std::move(entry));
+  if (pending_.size() == 1) has_work_.notify_one();
+  return true;
+}
+
+void AsyncLogger::Enqueue(LogEntry entry) {
+  if (!Push(std::move(entry), /*is_marker=*/false)) dropped_.fetch_add(1);
 }
 
 void AsyncLogger::Flush(std::chrono::milliseconds timeout) {
@@ -42,15 +58,20 @@ void AsyncLogger::Flush(std::chrono::milliseconds timeout) {
   LogEntry marker;
   marker.kind = LogEntry::Kind::kFlush;
   marker.done = done;
-  if (!queue_.Push(std::move(marker))) {
+  if (!Push(std::move(marker), /*is_marker=*/true)) {
     // Closed: the thread has stored everything; report what is left of its errors.
     std::lock_guard<std::mutex> lock(error_mu_);
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     return;
   }
   if (future.wait_for(timeout) != std::future_status::ready) {
+    size_t queued = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queued = pending_.size();
+    }
     LAKERUN_THROW(IoError, "tracking run ", run_id_, ": flush did not finish within ", timeout.count(), " ms (",
-                  queue_.size(), " entries still queued); the store at ", store_->uri(), " is too slow or stuck");
+                  queued, " entries still queued); the store at ", store_->uri(), " is too slow or stuck");
   }
   future.get();
 }
@@ -58,8 +79,8 @@ void AsyncLogger::Flush(std::chrono::milliseconds timeout) {
 void AsyncLogger::Close(std::chrono::milliseconds timeout) {
   {
     std::lock_guard<std::mutex> lock(close_mu_);
-    if (closed_) return;
-    closed_ = true;
+    if (close_started_) return;
+    close_started_ = true;
   }
   std::exception_ptr flush_error;
   try {
@@ -67,27 +88,32 @@ void AsyncLogger::Close(std::chrono::milliseconds timeout) {
   } catch (...) {
     flush_error = std::current_exception();
   }
-  queue_.Close();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  has_work_.notify_all();
+  has_room_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (flush_error) std::rethrow_exception(flush_error);
 }
 
 void AsyncLogger::Loop() {
+  std::vector<LogEntry> batch;
   while (true) {
-    std::optional<LogEntry> entry = queue_.PopFor(kPollInterval);
-    if (!entry) {
-      if (queue_.closed() && queue_.size() == 0) break;
-      continue;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      has_work_.wait_for(lock, kPollInterval, [&] { return !pending_.empty() || closed_; });
+      if (pending_.empty()) {
+        if (closed_) break;
+        continue;
+      }
+      batch.swap(pending_);  // pending_ gets the drained vector back, with its capacity
     }
-    size_t taken = 1;
-    Process(*entry);
-    while (taken < kMaxBatchEntries) {
-      std::optional<LogEntry> next = queue_.TryPop();
-      if (!next) break;
-      ++taken;
-      Process(*next);
-    }
+    has_room_.notify_all();
+    for (auto& entry : batch) Process(entry);
     StorePending();
+    batch.clear();
   }
   StorePending();
 }

@@ -1,11 +1,14 @@
 // AsyncLogger: the background thread between a Run's log calls and its Store.
 //
-// Producers Enqueue entries into a BoundedQueue; one owned thread drains whatever is queued into one batch and
-// stores it with Store::LogBatch (which splits as the backend needs). Artifacts and flush markers keep their place in
-// the order: everything enqueued before a flush marker is stored before the marker's Flush() returns.
+// Producers append entries to a bounded pending buffer; one owned thread swaps the whole buffer out under one lock
+// acquisition and stores it with Store::LogBatch (which splits as the backend needs). Swapping, rather than popping
+// entry by entry from a queue, means producers and the thread contend once per batch, not once per point: a log
+// call costs a short uncontended lock and a push_back. Artifacts and flush markers keep their place in the order:
+// everything enqueued before a flush marker is stored before the marker's Flush() returns.
 //
+// Full buffer: QueueFullPolicy::kBlock waits (in timed steps) until the thread makes room; kDrop drops and counts.
 // Errors of the background thread are kept and rethrown, wrapped with the run id, by the next Flush(); logging goes
-// on with later entries. Every wait is bounded: Flush and Close take a timeout; the thread polls its queue.
+// on with later entries. Every wait is bounded: Flush and Close take a timeout; the thread polls every 100 ms.
 #pragma once
 
 #include <atomic>
@@ -18,7 +21,9 @@
 #include <string>
 #include <thread>
 
-#include "lakerun/base/bounded_queue.h"
+#include <condition_variable>
+#include <vector>
+
 #include "lakerun/track/store.h"
 #include "lakerun/track/tracker.h"
 
@@ -54,15 +59,24 @@ class AsyncLogger {
   void Process(LogEntry& entry);
   void StorePending();
   void RecordError(std::exception_ptr error);
+  /// Appends under mu_; flush markers bypass the capacity. Returns false if closed.
+  bool Push(LogEntry entry, bool is_marker);
 
   std::shared_ptr<Store> store_;
   const std::string run_id_;
+  const size_t capacity_;
   const QueueFullPolicy on_full_;
-  BoundedQueue<LogEntry> queue_;
   std::atomic<uint64_t> dropped_{0};
   std::atomic<bool> warned_full_{false};
+
+  std::mutex mu_;
+  std::condition_variable has_work_;  // the thread waits for entries
+  std::condition_variable has_room_;  // kBlock producers wait for room
+  std::vector<LogEntry> pending_;     // guarded by mu_
+  bool closed_ = false;               // guarded by mu_: no more entries accepted; the thread drains and exits
+
   std::mutex close_mu_;
-  bool closed_ = false;  // guarded by close_mu_
+  bool close_started_ = false;  // guarded by close_mu_
   // Owned by the background thread:
   std::vector<Metric> pending_metrics_;
   std::vector<KeyValue> pending_params_;
