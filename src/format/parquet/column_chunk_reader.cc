@@ -68,20 +68,41 @@ int64_t CountDefined(const int16_t* levels, int64_t n, int16_t max_level) {
 
 class ChunkDecoder {
  public:
-  ChunkDecoder(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx)
-      : chunk_(chunk), base_(chunk_offset), spec_(spec), ctx_(std::move(ctx)), out_(spec.type, spec.type_length) {
+  ChunkDecoder(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
+               ColumnData* out, Buffer* scratch)
+      : chunk_(chunk), base_(chunk_offset), spec_(spec), ctx_(std::move(ctx)), out_(*out), scratch_(*scratch) {
     dictionary_.set_type(spec.type, spec.type_length);
+    // Reuse the output's buffers: keep their capacity, drop their contents.
+    out_.set_type(spec.type, spec.type_length);
+    out_.set_num_values(0);
+    out_.mutable_value_buffer().Clear();
+    out_.mutable_offsets().clear();
+    out_.mutable_def_levels().clear();
+    out_.mutable_rep_levels().clear();
+    out_.set_def_levels(std::move(out_.mutable_def_levels()), 0);
+    out_.set_rep_levels(std::move(out_.mutable_rep_levels()), 0);
+    // Reserve the output once (exact for required columns, an upper bound otherwise) so that pages append without
+    // reallocating. Reservations are virtual memory until written, so a lying footer costs address space only; it is
+    // still capped.
     const int width = FixedWidth(spec.type, spec.type_length);
-    if (width > 0 && spec.num_values > 0 && spec.max_rep_level == 0) {
-      // Exact for required columns; an upper bound otherwise.
-      const uint64_t want = static_cast<uint64_t>(spec.num_values) * static_cast<uint64_t>(width);
-      if (want <= (uint64_t{1} << 34) && want <= chunk.size() * 64 + 4096) out_.mutable_value_buffer().Reserve(want);
+    const uint64_t slots = spec.num_values > 0 ? static_cast<uint64_t>(spec.num_values) : 0;
+    constexpr uint64_t kMaxReserve = uint64_t{1} << 32;
+    if (width > 0 && slots * static_cast<uint64_t>(width) <= kMaxReserve) {
+      out_.mutable_value_buffer().Reserve(slots * static_cast<uint64_t>(width));
     }
-    if (spec.max_def_level > 0) out_.set_def_levels({}, spec.max_def_level);
-    if (spec.max_rep_level > 0) out_.set_rep_levels({}, spec.max_rep_level);
+    if (spec.max_def_level > 0) {
+      std::vector<int16_t> levels = std::move(out_.mutable_def_levels());
+      if (slots * 2 <= kMaxReserve) levels.reserve(slots);
+      out_.set_def_levels(std::move(levels), spec.max_def_level);
+    }
+    if (spec.max_rep_level > 0) {
+      std::vector<int16_t> levels = std::move(out_.mutable_rep_levels());
+      if (slots * 2 <= kMaxReserve) levels.reserve(slots);
+      out_.set_rep_levels(std::move(levels), spec.max_rep_level);
+    }
   }
 
-  ColumnData Run() {
+  void Run() {
     size_t pos = 0;
     while (pos < chunk_.size() && (spec_.num_values < 0 || slots_ < spec_.num_values)) {
       ctx_.page_offset = base_ + pos;
@@ -115,7 +136,6 @@ class ChunkDecoder {
       ctx_.page_offset = base_ + pos;
       ctx_.Fail(StrCat("column chunk holds ", slots_, " values in its pages, its metadata says ", spec_.num_values));
     }
-    return std::move(out_);
   }
 
  private:
@@ -127,6 +147,7 @@ class ChunkDecoder {
       }
       return input;
     }
+    scratch_.Clear();
     scratch_.Resize(size);
     Decompress(spec_.codec, input, scratch_.data(), size, ctx_.Describe());
     return std::string_view(reinterpret_cast<const char*>(scratch_.data()), size);
@@ -287,18 +308,26 @@ class ChunkDecoder {
   uint64_t base_;
   const ChunkSpec& spec_;
   DecodeContext ctx_;
-  ColumnData out_;
+  ColumnData& out_;
   ColumnData dictionary_;
   bool have_dictionary_ = false;
   int64_t slots_ = 0;
-  Buffer scratch_;
+  Buffer& scratch_;
 };
 
 }  // namespace
 
+void DecodeColumnChunkInto(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
+                           ColumnData* out, Buffer* page_scratch) {
+  ChunkDecoder(chunk, chunk_offset, spec, std::move(ctx), out, page_scratch).Run();
+}
+
 ColumnData DecodeColumnChunkBytes(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec,
                                   DecodeContext ctx) {
-  return ChunkDecoder(chunk, chunk_offset, spec, std::move(ctx)).Run();
+  ColumnData out;
+  Buffer scratch;
+  DecodeColumnChunkInto(chunk, chunk_offset, spec, std::move(ctx), &out, &scratch);
+  return out;
 }
 
 }  // namespace lakerun::parquet

@@ -27,5 +27,8 @@ struct ChunkSpec {
 /// and column; its page_offset is updated per page. Throws CorruptDataError / NotImplemented.
 ColumnData DecodeColumnChunkBytes(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec,
                                   DecodeContext ctx);
+/// Same, into `out` (cleared first, its buffers' capacity reused), decompressing pages into `page_scratch`.
+void DecodeColumnChunkInto(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
+                           ColumnData* out, Buffer* page_scratch);
 
 }  // namespace lakerun::parquet

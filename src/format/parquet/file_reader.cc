@@ -92,11 +92,12 @@ std::unique_ptr<ParquetFile> ParquetFile::OpenBuffer(std::string bytes, const st
 }
 
 std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
-  Buffer buf = ReadChunk(row_group, column);
+  Buffer buf;
+  ReadChunk(row_group, column, &buf);
   return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
 }
 
-Buffer ParquetFile::ReadChunk(int row_group, int column) const {
+void ParquetFile::ReadChunk(int row_group, int column, Buffer* out) const {
   LAKERUN_CHECK(row_group >= 0 && row_group < num_row_groups(), path_, ": row group ", row_group,
                 " out of range [0, ", num_row_groups(), ")");
   LAKERUN_CHECK(column >= 0 && column < schema().num_columns(), path_, ": column ", column, " out of range [0, ",
@@ -119,20 +120,31 @@ Buffer ParquetFile::ReadChunk(int row_group, int column) const {
     LAKERUN_THROW(CorruptDataError, path_, ": row group ", row_group, ", column '", name, "': chunk of ", length,
                   " bytes at offset ", start, " exceeds the reader's limit");
   }
-  Buffer bytes(static_cast<size_t>(length));
+  Buffer& bytes = *out;
+  bytes.Clear();  // nothing to keep: growing does not copy
+  bytes.Resize(static_cast<size_t>(length));
   try {
     file_->ReadAt(static_cast<uint64_t>(start), static_cast<size_t>(length), bytes.data());
   } catch (const IoError& e) {
     LAKERUN_THROW(IoError, path_, ": row group ", row_group, ", column '", name, "': reading ", length,
                   " bytes at offset ", start, " failed: ", e.what());
   }
-  return bytes;
 }
 
 ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
-  const Buffer bytes = ReadChunk(row_group, column);
+  ColumnData out;
+  ReadColumnChunk(row_group, column, &out, nullptr);
+  return out;
+}
+
+void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, ReadScratch* scratch) const {
+  ReadScratch local;
+  if (scratch == nullptr) scratch = &local;
+  ReadChunk(row_group, column, &scratch->chunk_bytes);
+  const Buffer& bytes = scratch->chunk_bytes;
   const ColumnDescriptor& d = schema().column(column);
-  const ColumnChunkMeta& c = metadata_.row_groups[static_cast<size_t>(row_group)].columns[static_cast<size_t>(column)];
+  const RowGroupMeta& g = metadata_.row_groups[static_cast<size_t>(row_group)];
+  const ColumnChunkMeta& c = g.columns[static_cast<size_t>(column)];
   ChunkSpec spec;
   spec.type = d.physical_type;
   spec.type_length = d.type_length;
@@ -147,15 +159,12 @@ ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
   ctx.file = path_;
   ctx.row_group = row_group;
   ctx.column = d.dotted_path;
-  ColumnData data = DecodeColumnChunkBytes(
-      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-      static_cast<uint64_t>(c.start_offset()), spec, ctx);
-  if (d.max_rep_level == 0 && data.num_slots() != metadata_.row_groups[static_cast<size_t>(row_group)].num_rows) {
+  DecodeColumnChunkInto(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        static_cast<uint64_t>(c.start_offset()), spec, ctx, out, &scratch->page);
+  if (d.max_rep_level == 0 && out->num_slots() != g.num_rows) {
     ctx.page_offset = static_cast<uint64_t>(c.start_offset());
-    ctx.Fail(StrCat("column chunk holds ", data.num_slots(), " rows, the row group has ",
-                    metadata_.row_groups[static_cast<size_t>(row_group)].num_rows));
+    ctx.Fail(StrCat("column chunk holds ", out->num_slots(), " rows, the row group has ", g.num_rows));
   }
-  return data;
 }
 
 }  // namespace lakerun::parquet

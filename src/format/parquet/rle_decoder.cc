@@ -94,13 +94,20 @@ void RleDecoder::Decode(T* out, int64_t n) {
       remaining_ -= whole * 8;
       continue;
     }
-    // One group through a padded copy (near the end of the input, or fewer than 8 values wanted).
+    // One group through a padded copy (a short run near the end of the input, or fewer than 8 values wanted).
     uint8_t padded[48] = {};
     const int64_t take = std::min<int64_t>(bw, packed_bytes_left_);
     std::memcpy(padded, packed_, static_cast<size_t>(take));
-    bits::UnpackGroups<uint32_t>(padded, static_cast<int>(bw), 1, group_);
     packed_ += take;
     packed_bytes_left_ -= take;
+    if (n >= 8 && remaining_ >= 8) {
+      bits::UnpackGroups<T>(padded, static_cast<int>(bw), 1, out);  // straight to the output
+      out += 8;
+      n -= 8;
+      remaining_ -= 8;
+      continue;
+    }
+    bits::UnpackGroups<uint32_t>(padded, static_cast<int>(bw), 1, group_);
     group_pos_ = 0;
   }
 }
