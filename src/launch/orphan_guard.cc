@@ -52,7 +52,9 @@ constexpr int32_t kDisarm = 0;
 OrphanGuard::OrphanGuard() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return;
-  const pid_t pid = ::fork();
+  // A raw clone(SIGCHLD) is fork() without the pthread_atfork handlers (libgomp, libtorch) that would otherwise
+  // run in both processes; the guard needs none of them since it makes only system calls.
+  const pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
   if (pid == 0) GuardMain(fds[0]);
   ::close(fds[0]);
   if (pid < 0) {
