@@ -329,3 +329,38 @@ TEST(RoundTripTest, KeyValueMetadataAndTensorShape) {
 
 }  // namespace
 }  // namespace lakerun::parquet
+
+namespace lakerun::parquet {
+namespace {
+
+TEST(RoundTripTest, ReusedColumnDataAndScratchGiveTheSameResults) {
+  Schema schema = Schema::FromFields({Leaf("d", PhysicalType::kDouble, Repetition::kOptional),
+                                      Leaf("s", PhysicalType::kByteArray),
+                                      ListOf("l", Leaf("element", PhysicalType::kInt32)), Leaf("i", PhysicalType::kInt64)});
+  std::vector<Value> rows;
+  for (int i = 0; i < 300; ++i) {
+    rows.push_back(Value::Struct({{"d", i % 3 ? Value::Double(i) : Value::Null()},
+                                  {"s", Value::Bytes(std::string(static_cast<size_t>(i % 11), 'x'))},
+                                  {"l", Value::List(std::vector<Value>(static_cast<size_t>(i % 4), Value::Int(i)))},
+                                  {"i", Value::Int(-i)}}));
+  }
+  WriterOptions o;
+  o.row_group_rows = 100;
+  testing::MemFile f;
+  f.WriteRows(schema, rows, o);
+  auto file = f.Open();
+  ColumnData reused;
+  ReadScratch scratch;
+  // Cycle one ColumnData through every column type so stale levels, offsets or values would show.
+  for (int g = 0; g < file->num_row_groups(); ++g) {
+    for (int c : {0, 1, 2, 3, 2, 1, 0}) {
+      file->ReadColumnChunk(g, c, &reused, &scratch);
+      EXPECT_TRUE(testing::SameColumn(reused, file->ReadColumnChunk(g, c))) << g << " " << c;
+      EXPECT_EQ(reused.max_def_level(), file->schema().column(c).max_def_level);
+      EXPECT_EQ(reused.max_rep_level(), file->schema().column(c).max_rep_level);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lakerun::parquet
