@@ -67,7 +67,16 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   auto impl = std::make_unique<Context::Impl>();
   impl->env = env;
   impl->timeout = options.timeout;
-  if (env.world_size == 1) return std::make_unique<Context>(std::move(impl));
+  if (env.world_size == 1) {
+#ifdef USE_C10D_NCCL
+    // No process group, but tensors still belong on this rank's GPU.
+    if (ResolveBackend(options.backend, env.local_rank) == "nccl") {
+      if (options.set_cuda_device) c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
+      impl->device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+    }
+#endif
+    return std::make_unique<Context>(std::move(impl));
+  }
 
   LAKERUN_INTERNAL_ASSERT(store, "a store is needed at world size ", env.world_size);
   impl->endpoint = env.master_addr.empty() ? "<in-process store>"

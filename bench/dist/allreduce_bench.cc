@@ -1,0 +1,172 @@
+// All-reduce through lakerun::dist::AllReduce vs a raw c10d ProcessGroupGloo, 2 ranks on loopback, float32.
+//
+//   bench_dist_allreduce [--reps-scale X]
+//
+// The program starts its two ranks itself (re-executing with RANK/WORLD_SIZE/MASTER_* set). Each rank has both a
+// lakerun Context and a raw ProcessGroupGloo (own store prefix, same Gloo device: the loopback address), and for
+// every size alternates one lakerun and one raw all-reduce per repetition, so load changes hit both alike.
+// Rank 0 prints per-size medians and three ratios raw_time / lakerun_time (1.00 = parity; target >= 0.95):
+// of the medians, the median of per-repetition pairs (robust to load drifting during the run), and of the best runs.
+#include <lakerun/base/error.h>
+#include <lakerun/dist/collectives.h>
+#include <lakerun/dist/init.h>
+
+#include "dist/c10d_compat.h"
+#include "dist/context_impl.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Parent: start both ranks, wait at most 10 minutes, kill leftovers.
+int Launch(const char* self, double scale) {
+  int port = FreePort();
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < 2; ++rank) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("RANK", std::to_string(rank).c_str(), 1);
+      setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      setenv("WORLD_SIZE", "2", 1);
+      setenv("LOCAL_WORLD_SIZE", "2", 1);
+      setenv("MASTER_ADDR", "127.0.0.1", 1);
+      setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      std::string s = std::to_string(scale);
+      execl("/proc/self/exe", self, "--reps-scale", s.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  auto deadline = Clock::now() + std::chrono::minutes(10);
+  int failures = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (Clock::now() > deadline) {
+        for (pid_t p : pids) kill(p, SIGKILL);
+        waitpid(pid, &status, 0);
+        std::fprintf(stderr, "benchmark ran past 10 minutes; killed\n");
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int RunRank(double scale) {
+  at::set_num_threads(1);
+  lakerun::dist::InitOptions options;
+  options.timeout = std::chrono::minutes(2);
+  lakerun::dist::Context& ctx = lakerun::dist::Init(options);
+  auto& impl = ctx.impl();
+  auto raw = lakerun::dist::compat::MakeGlooBackend(
+      lakerun::dist::compat::MakePrefixStore("bench/raw", impl.store), ctx.rank(), ctx.world_size(),
+      {::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")}, options.timeout);
+
+  struct Size {
+    const char* name;
+    int64_t bytes;
+    int reps;
+  };
+  const Size sizes[] = {{"4 KB", 4 << 10, 400},   {"64 KB", 64 << 10, 300}, {"1 MB", 1 << 20, 100},
+                        {"16 MB", 16 << 20, 20},  {"64 MB", 64 << 20, 8},   {"256 MB", 256 << 20, 5}};
+  if (ctx.rank() == 0) {
+    std::printf("all-reduce, 2 ranks, Gloo on loopback, float32; median of interleaved reps\n");
+    std::printf("%-8s %6s %12s %12s %10s %10s %11s %11s %11s\n", "size", "reps", "lakerun us", "raw us",
+                "lr GB/s", "raw GB/s", "ratio med", "ratio pair", "ratio best");
+  }
+  for (const Size& s : sizes) {
+    int reps = std::max(3, static_cast<int>(s.reps * scale));
+    at::Tensor t = at::zeros({s.bytes / 4}, at::kFloat);  // zeros: sums stay finite across reps
+    std::vector<double> ours, theirs, pairs;  // pairs: raw / lakerun of the two runs of one repetition
+    for (int warm = 0; warm < 2; ++warm) {
+      lakerun::dist::AllReduce(ctx, t);
+      std::vector<at::Tensor> v{t};
+      raw->allreduce(v)->wait();
+    }
+    for (int i = 0; i < reps; ++i) {
+      // Alternate which goes first so neither always follows the other.
+      for (int k = 0; k < 2; ++k) {
+        bool lakerun_turn = (i + k) % 2 == 0;
+        auto start = Clock::now();
+        if (lakerun_turn) {
+          lakerun::dist::AllReduce(ctx, t);
+        } else {
+          std::vector<at::Tensor> v{t};
+          raw->allreduce(v)->wait(options.timeout);
+        }
+        double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+        (lakerun_turn ? ours : theirs).push_back(us);
+      }
+      pairs.push_back(theirs.back() / ours.back());
+    }
+    // Rank 0 reports the slower rank's view: reduce each median with max.
+    double a = lakerun::dist::AllReduceDouble(ctx, Median(ours), lakerun::dist::ReduceOp::kMax);
+    double b = lakerun::dist::AllReduceDouble(ctx, Median(theirs), lakerun::dist::ReduceOp::kMax);
+    double pair = lakerun::dist::AllReduceDouble(ctx, Median(pairs), lakerun::dist::ReduceOp::kMean);
+    double best_a = lakerun::dist::AllReduceDouble(ctx, *std::min_element(ours.begin(), ours.end()),
+                                                   lakerun::dist::ReduceOp::kMax);
+    double best_b = lakerun::dist::AllReduceDouble(ctx, *std::min_element(theirs.begin(), theirs.end()),
+                                                   lakerun::dist::ReduceOp::kMax);
+    if (ctx.rank() == 0) {
+      std::printf("%-8s %6d %12.1f %12.1f %10.3f %10.3f %11.3f %11.3f %11.3f\n", s.name, reps, a, b,
+                  s.bytes / a / 1e3, s.bytes / b / 1e3, b / a, pair, best_b / best_a);
+      std::fflush(stdout);
+    }
+  }
+  lakerun::dist::Barrier(ctx);
+  lakerun::dist::Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double scale = 1.0;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--reps-scale") scale = std::atof(argv[i + 1]);
+  }
+  try {
+    if (std::getenv("RANK") == nullptr) return Launch(argv[0], scale);
+    return RunRank(scale);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
