@@ -1,5 +1,6 @@
 // CSV with a header line (RFC 4180 quoting) and per-column type inference.
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
@@ -105,6 +106,7 @@ enum class Kind { kLong, kDouble, kString };
 }  // namespace
 
 ImportResult ImportCsv(const std::string& file, const std::string& out, const ImportOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   FileSystem& fs = options.fs ? *options.fs : LocalFileSystem();
   std::string text;
   try {
@@ -198,7 +200,9 @@ ImportResult ImportCsv(const std::string& file, const std::string& out, const Im
       return data;
     });
   }
-  return sink.Finish();
+  ImportResult result = sink.Finish();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
 }
 
 }  // namespace lakerun::importer

@@ -1,6 +1,7 @@
 // A folder of encoded images in class sub-folders (the "flowers" layout).
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
 #include "format/import/sink.h"
 #include "lakerun/base/error.h"
@@ -51,6 +52,7 @@ void CheckSignature(const std::string& bytes, const ImageFile& file) {
 }  // namespace
 
 ImportResult ImportImageFolder(const std::string& dir, const std::string& out, const ImportOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   FileSystem& fs = options.fs ? *options.fs : LocalFileSystem();
   auto info = fs.Stat(dir);
   LAKERUN_CHECK(info && info->is_directory, "image folder ", dir, " is not a directory");
@@ -109,7 +111,9 @@ ImportResult ImportImageFolder(const std::string& dir, const std::string& out, c
       return data;
     });
   }
-  return sink.Finish();
+  ImportResult result = sink.Finish();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
 }
 
 }  // namespace lakerun::importer

@@ -53,7 +53,7 @@ struct ImportResult {
   int64_t rows = 0;
   int files = 0;
   int64_t bytes = 0;  ///< data bytes written
-  double seconds = 0;
+  double seconds = 0;  ///< wall time of the whole import, reading the input included
 };
 
 /// One IDX file (big-endian; magic 0x00000800 | type << 8 | dims), gzipped or not.
