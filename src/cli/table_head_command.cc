@@ -2,6 +2,8 @@
 // are rendered JSON-like.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -18,9 +20,135 @@ using namespace lakerun::parquet;
 
 constexpr size_t kMaxCellWidth = 48;
 
-// Top-level strings print bare; everything else as Value::ToString renders it.
-std::string Cell(const Value& v) {
-  std::string s = v.kind() == Value::Kind::kString ? v.as_string() : v.ToString();
+// Days since 1970-01-01 to "YYYY-MM-DD" (proleptic Gregorian; H. Hinnant's civil_from_days).
+std::string Date(int64_t days) {
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const int64_t doe = days - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = yoe + era * 400 + (m <= 2);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld", static_cast<long long>(y), static_cast<long long>(m),
+                static_cast<long long>(d));
+  return buf;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// Time of day from a count of `per_second` units since midnight.
+std::string TimeOfDay(int64_t units, int64_t per_second) {
+  const int64_t secs = FloorDiv(units, per_second);
+  const int64_t frac = units - secs * per_second;
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(secs / 3600 % 24),
+                static_cast<long long>(secs / 60 % 60), static_cast<long long>(secs % 60));
+  std::string out = buf;
+  if (per_second > 1) {
+    const int digits = per_second == 1000 ? 3 : per_second == 1000000 ? 6 : 9;
+    std::snprintf(buf, sizeof buf, ".%0*lld", digits, static_cast<long long>(frac));
+    out += buf;
+  }
+  return out;
+}
+
+std::string Timestamp(int64_t units, int64_t per_second, bool utc) {
+  const int64_t per_day = 86400 * per_second;
+  const int64_t days = FloorDiv(units, per_day);
+  return Date(days) + " " + TimeOfDay(units - days * per_day, per_second) + (utc ? "Z" : "");
+}
+
+int64_t PerSecond(TimeUnit unit) {
+  return unit == TimeUnit::kMillis ? 1000 : unit == TimeUnit::kMicros ? 1000000 : 1000000000;
+}
+
+std::string Decimal(int64_t unscaled, int scale) {
+  if (scale <= 0) return std::to_string(unscaled);
+  const bool negative = unscaled < 0;
+  const uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
+  std::string digits = std::to_string(magnitude);
+  if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+  digits.insert(digits.size() - static_cast<size_t>(scale), ".");
+  return (negative ? "-" : "") + digits;
+}
+
+std::string Hex(const std::string& bytes) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+float HalfToFloat(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  float value;
+  if (exponent == 0) {
+    value = std::ldexp(static_cast<float>(mantissa), -24);
+  } else if (exponent == 31) {
+    value = mantissa ? NAN : INFINITY;
+  } else {
+    value = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+  }
+  return (h & 0x8000) ? -value : value;
+}
+
+// Renders a top-level leaf by its logical type (dates, times, timestamps, decimals, INT96, UUID, FLOAT16); other
+// values as Value::ToString does.
+std::string Render(const Value& v, const SchemaNode& node) {
+  if (v.is_null() || node.is_group) return v.ToString();
+  const LogicalType& t = node.logical_type;
+  using K = LogicalType::Kind;
+  if (v.kind() == Value::Kind::kInt) {
+    switch (t.kind) {
+      case K::kDate: return Date(v.as_int());
+      case K::kTime: return TimeOfDay(v.as_int(), PerSecond(t.unit));
+      case K::kTimestamp: return Timestamp(v.as_int(), PerSecond(t.unit), t.adjusted_to_utc);
+      case K::kDecimal: return Decimal(v.as_int(), t.scale);
+      case K::kInteger:
+        if (!t.is_signed && t.bit_width == 64) return std::to_string(static_cast<uint64_t>(v.as_int()));
+        break;
+      default: break;
+    }
+  }
+  if (v.kind() == Value::Kind::kBytes) {
+    const std::string& b = v.as_string();
+    if (node.physical_type == PhysicalType::kInt96 && b.size() == 12) {
+      int64_t nanos;
+      int32_t julian;
+      std::memcpy(&nanos, b.data(), 8);
+      std::memcpy(&julian, b.data() + 8, 4);
+      return Date(static_cast<int64_t>(julian) - 2440588) + " " + TimeOfDay(nanos, 1000000000);
+    }
+    if (t.kind == K::kUuid && b.size() == 16) {
+      const std::string h = Hex(b);
+      return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" +
+             h.substr(20);
+    }
+    if (t.kind == K::kFloat16 && b.size() == 2) {
+      uint16_t h;
+      std::memcpy(&h, b.data(), 2);
+      return Value::Float(HalfToFloat(h)).ToString();
+    }
+    if (t.kind == K::kDecimal && !b.empty() && b.size() <= 8) {
+      // Big-endian two's complement.
+      int64_t unscaled = static_cast<int8_t>(b[0]);
+      for (size_t i = 1; i < b.size(); ++i) unscaled = unscaled * 256 + static_cast<unsigned char>(b[i]);
+      return Decimal(unscaled, t.scale);
+    }
+  }
+  return v.kind() == Value::Kind::kString ? v.as_string() : v.ToString();
+}
+
+// One table cell: the rendered value on one line, truncated.
+std::string Cell(const Value& v, const SchemaNode& node) {
+  std::string s = Render(v, node);
   for (char& c : s) {
     if (c == '\n' || c == '\t' || c == '\r') c = ' ';
   }
@@ -63,7 +191,8 @@ int RunTableHead(int argc, char** argv) {
     std::vector<std::string> line;
     for (const std::string& name : header) {
       const Value* v = row.Field(name);
-      line.push_back(v ? Cell(*v) : "");
+      const SchemaNode* node = file->schema().FindNode(name);
+      line.push_back(v && node ? Cell(*v, *node) : "");
     }
     cells.push_back(std::move(line));
   }

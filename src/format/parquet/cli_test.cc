@@ -107,5 +107,24 @@ TEST_F(TableCommandsTest, BadFilesFailWithTheFileNamed) {
   EXPECT_THAT(unknown.output, ::testing::HasSubstr("no column 'nope'"));
 }
 
+TEST_F(TableCommandsTest, HeadRendersLogicalTypes) {
+  const std::string path = dir_.Join("types.parquet");
+  Schema schema = Schema::FromFields({
+      Leaf("day", PhysicalType::kInt32, Repetition::kRequired, LogicalType::Date()),
+      Leaf("ts", PhysicalType::kInt64, Repetition::kRequired, LogicalType::Timestamp(TimeUnit::kMicros, true)),
+      Leaf("price", PhysicalType::kInt64, Repetition::kRequired, LogicalType::Decimal(10, 2)),
+      Leaf("id", PhysicalType::kFixedLenByteArray, Repetition::kRequired, LogicalType::Uuid())});
+  ParquetWriter w(LocalFileSystem(), path, schema);
+  w.WriteRows({Value::Struct({{"day", Value::Int(19000)},
+                              {"ts", Value::Int(1700000000123456LL)},
+                              {"price", Value::Int(-12345)},
+                              {"id", Value::Bytes(std::string(16, '\xab'))}})});
+  w.Close();
+  Result r = RunLakerun("table head " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("2022-01-08 | 2023-11-14 22:13:20.123456Z | -123.45 | "
+                                             "abababab-abab-abab-abab-abababababab"));
+}
+
 }  // namespace
 }  // namespace lakerun::parquet
