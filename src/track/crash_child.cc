@@ -2,7 +2,9 @@
 //
 //   track_crash_child throw    ROOT   logs 1000 points, then throws; main catches it (the stack unwinds)
 //   track_crash_child uncaught ROOT   logs 1000 points, then throws with no handler (std::terminate, no unwinding)
-//   track_crash_child sigterm  ROOT   logs points forever, printing "logged N" every 500, until a signal ends it
+//   track_crash_child signal   ROOT   starts a run and a nested run, prints "run <parent>" and "run <child>", then
+//                                    logs to the nested run forever, printing "logged N" every 500, until a signal
+//                                    (SIGTERM, SIGINT) ends it
 //
 // Each mode prints "run <id>" first.
 #include <cstdio>
@@ -37,7 +39,7 @@ void LogThenThrow(Tracker& tracker) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: track_crash_child throw|uncaught|sigterm ROOT\n");
+    std::fprintf(stderr, "usage: track_crash_child throw|uncaught|signal ROOT\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -51,9 +53,10 @@ int main(int argc, char** argv) {
     }
   } else if (mode == "uncaught") {
     LogThenThrow(tracker);
-  } else if (mode == "sigterm") {
-    Run run = tracker.StartRun();
-    std::printf("run %s\n", run.run_id().c_str());
+  } else if (mode == "signal") {
+    Run parent = tracker.StartRun();
+    Run run = tracker.StartNestedRun(parent);
+    std::printf("run %s\nrun %s\n", parent.run_id().c_str(), run.run_id().c_str());
     std::fflush(stdout);
     for (long i = 0;; ++i) {
       run.LogMetric("loss", static_cast<double>(i), i);

@@ -39,6 +39,9 @@ class Child {
     const std::string program = ChildProgram();
     pid_ = ::fork();
     if (pid_ == 0) {
+      // A shell may have started us with SIGINT ignored (background job); the child gets default dispositions.
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
       ::dup2(fds[1], 1);
       ::close(fds[0]);
       ::close(fds[1]);
@@ -128,9 +131,11 @@ TEST(CrashTest, UncaughtExceptionLeavesEveryPointAndFailedStatus) {
   ExpectContiguousSteps(store->GetMetricHistory(run_id, "loss"), 1000);
 }
 
-TEST(CrashTest, SigtermMidLoggingLeavesEveryPointAndKilledStatus) {
+// Logs from a nested run until `sig` arrives; both runs end KILLED with every reported point stored.
+void ExpectSignalEndsRunsKilled(int sig) {
   lakerun::testing::TempDir dir;
-  Child child("sigterm", dir.Join("mlruns"));
+  Child child("signal", dir.Join("mlruns"));
+  const std::string parent_id = RunIdFrom(child);
   const std::string run_id = RunIdFrom(child);
   long reported = 0;
   while (reported < 20000) {
@@ -138,18 +143,26 @@ TEST(CrashTest, SigtermMidLoggingLeavesEveryPointAndKilledStatus) {
     ASSERT_FALSE(line.empty()) << "child ended early";
     reported = std::stol(line.substr(line.find(' ') + 1));
   }
-  child.Signal(SIGTERM);
+  child.Signal(sig);
   const int status = child.Wait(std::chrono::seconds(60));
-  ASSERT_NE(status, -1) << "child did not exit after SIGTERM";
+  ASSERT_NE(status, -1) << "child did not exit after signal " << sig;
   ASSERT_TRUE(WIFSIGNALED(status)) << status;
-  EXPECT_EQ(WTERMSIG(status), SIGTERM);  // re-raised with the default action
+  EXPECT_EQ(WTERMSIG(status), sig);  // re-raised with the default action
   auto store = OpenStore(dir.Join("mlruns"));
   const RunRecord run = store->GetRun(run_id);
   EXPECT_EQ(run.info.status, RunStatus::kKilled);
   EXPECT_TRUE(run.info.end_time_ms.has_value());
+  EXPECT_EQ(run.tags.at("mlflow.parentRunId"), parent_id);
+  const RunRecord parent = store->GetRun(parent_id);
+  EXPECT_EQ(parent.info.status, RunStatus::kKilled);
+  EXPECT_GE(*parent.info.end_time_ms, *run.info.end_time_ms);  // the nested run ends first
   // Every point the child had logged when it reported `reported` is stored, without gaps.
   ExpectContiguousSteps(store->GetMetricHistory(run_id, "loss"), static_cast<size_t>(reported));
 }
+
+TEST(CrashTest, SigtermMidLoggingLeavesEveryPointAndKilledStatus) { ExpectSignalEndsRunsKilled(SIGTERM); }
+
+TEST(CrashTest, SigintMidLoggingLeavesEveryPointAndKilledStatus) { ExpectSignalEndsRunsKilled(SIGINT); }
 
 }  // namespace
 }  // namespace lakerun::track
