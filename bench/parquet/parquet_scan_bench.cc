@@ -1,7 +1,8 @@
 // lakerun's side of the Parquet scan benchmark (bench/parquet/run_bench.mjs drives it and measures DuckDB).
 //
-//   parquet_scan_bench scan [--threads N] [--reps R] FILE...
-//       Decodes every column chunk of every row group of each file (ParquetFile::ReadColumnChunk) and folds every
+//   parquet_scan_bench scan [--threads N] [--reps R] [--fresh] FILE...
+//       Decodes every column chunk of every row group of each file (ParquetFile::ReadColumnChunk into a ColumnData
+//       and ReadScratch reused per thread, as a loader would; --fresh: a new ColumnData per chunk) and folds every
 //       decoded value into a checksum, as DuckDB's `SELECT sum(col)...` does: sums of numbers, of string and blob
 //       lengths, of list elements. Prints one JSON line per file: rows, decoded bytes (values x width + string/blob
 //       payload, no offsets or levels), checksum, the best and median wall time of R runs after one warm-up, and
@@ -102,15 +103,28 @@ struct ScanResult {
   Fold fold;
 };
 
-ScanResult ScanOnce(const std::string& path, ThreadPool* pool) {
+/// Reused decode memory, one set per thread, kept across chunks and scans (as a training loader keeps it).
+struct ThreadState {
+  ColumnData data;
+  ReadScratch scratch;
+};
+thread_local ThreadState tls_state;
+
+ScanResult ScanOnce(const std::string& path, ThreadPool* pool, bool fresh) {
   auto file = ParquetFile::Open(LocalFileSystem(), path);
   const int groups = file->num_row_groups();
   const int cols = file->schema().num_columns();
   const size_t tasks = static_cast<size_t>(groups) * static_cast<size_t>(cols);
   std::vector<Fold> folds(tasks);
   auto run = [&](size_t t) {
-    folds[t] = FoldChunk(file->ReadColumnChunk(static_cast<int>(t / static_cast<size_t>(cols)),
-                                               static_cast<int>(t % static_cast<size_t>(cols))));
+    const int rg = static_cast<int>(t / static_cast<size_t>(cols));
+    const int col = static_cast<int>(t % static_cast<size_t>(cols));
+    if (fresh) {
+      folds[t] = FoldChunk(file->ReadColumnChunk(rg, col));
+    } else {
+      file->ReadColumnChunk(rg, col, &tls_state.data, &tls_state.scratch);
+      folds[t] = FoldChunk(tls_state.data);
+    }
   };
   if (pool) {
     pool->ParallelFor(tasks, run);
@@ -137,23 +151,25 @@ double ProcessCpuSeconds() {
 
 int Scan(int argc, char** argv) {
   int threads = 1, reps = 7;
+  bool fresh = false;
   std::vector<std::string> files;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
+    else if (a == "--fresh") fresh = true;
     else files.push_back(a);
   }
   LAKERUN_CHECK(threads >= 1 && reps >= 1, "--threads and --reps must be positive");
   std::unique_ptr<ThreadPool> pool;
   if (threads > 1) pool = std::make_unique<ThreadPool>(static_cast<size_t>(threads - 1), "scan");
   for (const std::string& path : files) {
-    ScanResult result = ScanOnce(path, pool.get());  // warm-up (page cache, allocator)
+    ScanResult result = ScanOnce(path, pool.get(), fresh);  // warm-up (page cache, allocator)
     std::vector<double> times, cpu;
     for (int r = 0; r < reps; ++r) {
       const double c0 = ProcessCpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
-      result = ScanOnce(path, pool.get());
+      result = ScanOnce(path, pool.get(), fresh);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       cpu.push_back(ProcessCpuSeconds() - c0);
     }
@@ -225,7 +241,7 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 2 && std::strcmp(argv[1], "scan") == 0) return Scan(argc, argv);
     if (argc == 3 && std::strcmp(argv[1], "write") == 0) return Write(argv[2]);
-    std::fprintf(stderr, "usage: parquet_scan_bench scan [--threads N] [--reps R] FILE... | write DIR\n");
+    std::fprintf(stderr, "usage: parquet_scan_bench scan [--threads N] [--reps R] [--fresh] FILE... | write DIR\n");
     return 2;
   } catch (const lakerun::Error& e) {
     std::fprintf(stderr, "parquet_scan_bench: %s\n", e.what());

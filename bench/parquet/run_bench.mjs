@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// bench/parquet/run_bench.mjs [--bin PATH] [--dir DIR] [--reps N] [--threads 1,2] [--only SUBSTR[,SUBSTR...]]
+// bench/parquet/run_bench.mjs [--bin PATH] [--dir DIR] [--reps N] [--threads 1,2] [--only SUBSTR[,SUBSTR...]] [--fresh]
 //
 // Parquet scan throughput, lakerun vs DuckDB, on the same files in one run:
 //   1. writes the benchmark files (once; kept in DIR): DuckDB writes the table shapes of reference data.md §6
 //      (dense 2 M x 8 float32 + int64 label with snappy / zstd / V2 encodings, 60 k x 784-byte blobs, LIST<FLOAT>,
 //      nullable columns, dictionary strings); lakerun's writer adds the dense table as PLAIN+snappy and as
 //      BYTE_STREAM_SPLIT+zstd page v2 (parquet_scan_bench write);
-//   2. for 1 and 2 threads, scans every file with lakerun (parquet_scan_bench scan: decode every chunk, fold every
-//      value) and with DuckDB (SET threads=N; SELECT sum(num) / sum(strlen(str)) / sum(octet_length(blob)) /
+//   2. for 1 and 2 threads, scans every file with lakerun (parquet_scan_bench scan: decode every chunk into memory
+//      reused per thread, or a fresh ColumnData per chunk with --fresh; fold every value) and with DuckDB (SET threads=N; SELECT sum(num) / sum(strlen(str)) / sum(octet_length(blob)) /
 //      sum(list_sum(list)) over every column: every value decoded and aggregated, one small result row);
 //   3. prints rows/s, decoded GB/s and the ratio DuckDB time / lakerun time (> 1: lakerun faster), best of N runs
 //      after a warm-up (median in parentheses); the least CPU time (user + system, all threads, of the lakerun
@@ -116,7 +116,8 @@ console.log(`lakerun vs DuckDB Parquet scan — best of ${reps} after a warm-up 
             `ratio = DuckDB time / lakerun time (> 1.00: lakerun faster)`);
 console.log(`files in ${dir}; lakerun: ${bin}`);
 for (const threads of threadList) {
-  const out = execFileSync(bin, ['scan', '--threads', String(threads), '--reps', String(reps), ...selected],
+  const out = execFileSync(bin, ['scan', '--threads', String(threads), '--reps', String(reps),
+                                  ...(args.includes('--fresh') ? ['--fresh'] : []), ...selected],
                            { encoding: 'utf8', timeout: 600000, maxBuffer: 1 << 24 });
   const lake = Object.fromEntries(out.trim().split('\n').map(l => JSON.parse(l)).map(r => [r.file, r]));
   await con.run(`SET threads = ${threads}`);

@@ -3,7 +3,6 @@
 
 #include "dist/c10d_compat.h"
 #include "lakerun_testing/matchers.h"
-#include "lakerun_testing/paths.h"
 #include "lakerun_testing/temp_dir.h"
 
 #include <fcntl.h>
@@ -111,6 +110,14 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// dist_init_probe is built next to this test (same CMake directory).
+std::string ProbePath() {
+  char self[4096] = {0};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string path(self, n > 0 ? static_cast<std::size_t>(n) : 0);
+  return path.substr(0, path.rfind('/') + 1) + "dist_init_probe";
+}
+
 struct Result {
   int code;
   std::string output;
@@ -119,7 +126,7 @@ struct Result {
 // Starts one probe per entry of `envs` and waits for all (bounded).
 std::vector<Result> RunProbes(const std::vector<Env>& envs, std::chrono::seconds limit = std::chrono::seconds(40)) {
   lakerun::testing::TempDir dir;
-  std::string probe = lakerun::testing::BuiltProgram("dist_init_probe");
+  std::string probe = ProbePath();
   std::vector<Process> procs;
   for (std::size_t i = 0; i < envs.size(); ++i) {
     procs.push_back(Spawn({probe}, envs[i], dir.Join("rank" + std::to_string(i) + ".log")));
@@ -238,7 +245,7 @@ TEST(InitProcessTest, SlurmStepAndBatchScript) {
 TEST(InitProcessTest, MpirunTwoRanks) {
   if (system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun not installed";
   lakerun::testing::TempDir dir;
-  std::string probe = lakerun::testing::BuiltProgram("dist_init_probe");
+  std::string probe = ProbePath();
   int port = FreePort();
   Process p = Spawn({"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca",
                      "oob_tcp_if_include", "lo", "--mca", "btl_tcp_if_include", "lo", "-np", "2", "-x",
