@@ -21,27 +21,42 @@ Run::State::~State() {
 }
 
 void Run::State::End(RunStatus status) {
+  std::exception_ptr error;
   {
-    std::lock_guard<std::mutex> lock(mu);
-    if (ended) return;
-    ended = true;
+    std::unique_lock<std::timed_mutex> end_lock(end_mu);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (ended) return;
+      ended = true;
+    }
+    try {
+      logger->Close(options.flush_timeout);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    try {
+      store->UpdateRun(info.run_id, status, clock_ms());
+      info.status = status;
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
   }
+  // After the status is written: the last unregistration joins the signal watcher, which may be waiting on end_mu.
   if (signal_token != 0) {
     KillSignalHandler::Unregister(signal_token);
     signal_token = 0;
   }
-  std::exception_ptr flush_error;
-  try {
-    logger->Close(options.flush_timeout);
-  } catch (...) {
-    flush_error = std::current_exception();
-  }
-  store->UpdateRun(info.run_id, status, clock_ms());
-  info.status = status;
-  if (flush_error) std::rethrow_exception(flush_error);
+  if (error) std::rethrow_exception(error);
 }
 
 void Run::State::OnKillSignal(RunStatus status) {
+  // If End() is running, let it finish writing the status (bounded), then there is nothing left to do.
+  std::unique_lock<std::timed_mutex> end_lock(end_mu, std::defer_lock);
+  if (!end_lock.try_lock_for(options.flush_timeout)) {
+    LAKERUN_LOG(Error) << "tracking run " << info.run_id << ": End() still running after "
+                       << options.flush_timeout.count() << " ms; leaving the run as it is";
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     if (ended) return;

@@ -34,6 +34,9 @@ struct Run::State {
   std::mutex mu;
   std::map<std::string, std::string> params;  // guarded by mu: logged values, for the immutability check
   bool ended = false;                         // guarded by mu
+  /// Held for the whole of End() and OnKillSignal(), so a signal arriving while End() runs waits for the status
+  /// to be written before the process dies.
+  std::timed_mutex end_mu;
   uint64_t signal_token = 0;
 };
 
