@@ -21,7 +21,6 @@
 #include "checkpoint.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun_testing/matchers.h"
-#include "lakerun_testing/paths.h"
 #include "lakerun_testing/temp_dir.h"
 #include "model.h"
 
@@ -91,7 +90,8 @@ RunResult RunProgram(const std::vector<std::string>& argv, const testing::TempDi
   return result;
 }
 
-std::string Program() { return testing::BuiltProgram("fashion_mnist"); }
+// Paths come from the build (CMake passes them), so the test does not depend on ctest's environment.
+std::string Program() { return FASHION_MNIST_PROGRAM; }
 
 // Losses of the "step" lines of a metrics file, in order; and the "final" line's parameter checksum.
 struct Metrics {
@@ -138,8 +138,8 @@ int FreePort() {
 
 // The `lakerun` command, if it is built with its `launch` sub-command.
 std::string Launcher() {
-  const std::string path = JoinPath(testing::BinaryDir(), "bin/lakerun");
-  if (!LocalFileSystem().Exists(path)) return "";
+  const std::string path = FASHION_MNIST_LAUNCHER;
+  if (path.empty() || !LocalFileSystem().Exists(path)) return "";
   testing::TempDir dir;
   return RunProgram({path, "launch", "--help"}, dir, "launch-help", seconds(30)).exit_code == 0 ? path : "";
 }
