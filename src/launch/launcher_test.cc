@@ -289,6 +289,18 @@ TEST_F(LauncherTest, UseGpuGivesEachRankOneGpuAndCapsToTheVisibleOnes) {
   EXPECT_EQ(env[1]["LOCAL_RANK"], "1");
 }
 
+TEST_F(LauncherTest, UseGpuWithoutGpusIsAClearError) {
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  auto options = Options(2, {});
+  options.use_gpu = true;
+  EXPECT_THROW_WITH(lakerun::launch::Launch(options), lakerun::ConfigError, "--use-gpu", "no GPU is visible",
+                    "CUDA_VISIBLE_DEVICES = ''");
+  if (old != nullptr) ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else ::unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
 TEST_F(LauncherTest, PrefixesLinesKeepsStreamsApartAndFlushesPartialLines) {
   Finished f = RunInProcess(Options(2, {"--stdout", "hello", "--stderr", "warn", "--partial", "tail"}));
   ASSERT_EQ(f.exit_code, 0) << f.err;
