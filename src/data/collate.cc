@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "error_context.h"
 #include "image_decode.h"
 #include "lakerun/base/error.h"
 #include "lakerun/data/shuffle.h"
@@ -81,11 +82,14 @@ Batch Collate(const CollateSpec& spec, UnitCache& cache, const std::vector<uint6
       }
       const ImageOptions& opts = *spec.images[c];
       const int64_t begin = chunk.offsets[local], end = chunk.offsets[local + 1];
-      const std::string what = StrCat(spec.source->DescribeUnit(unit), " column '", columns[c].name, "' row ", row);
       int min_side = opts.resize;
       if (min_side == 0 && opts.crop_height > 0) min_side = std::max(opts.crop_height, opts.crop_width);
-      const DecodedImage image = DecodeImage(chunk.data + begin, static_cast<size_t>(end - begin), opts.channels,
-                                             min_side, what);
+      DecodedImage image;
+      try {
+        image = DecodeImage(chunk.data + begin, static_cast<size_t>(end - begin), opts.channels, min_side, "image");
+      } catch (...) {
+        RethrowWithContext(StrCat(spec.source->DescribeUnit(unit), " column '", columns[c].name, "' row ", row, ": "));
+      }
       int h, w;
       OutputSize(opts, image.height, image.width, &h, &w);
       if (!tensors[c].defined()) {
@@ -94,7 +98,8 @@ Batch Collate(const CollateSpec& spec, UnitCache& cache, const std::vector<uint6
         image_size[c] = {h, w};
         row_bytes[c] = static_cast<size_t>(opts.channels) * h * w * (opts.to_float ? sizeof(float) : 1);
       }
-      LAKERUN_CHECK_AS(CorruptDataError, image_size[c] == std::make_pair(h, w), what, ": image becomes ", h, "x",
+      LAKERUN_CHECK_AS(CorruptDataError, image_size[c] == std::make_pair(h, w), spec.source->DescribeUnit(unit),
+                       " column '", columns[c].name, "' row ", row, ": image becomes ", h, "x",
                        w, " but the batch holds ", image_size[c].first, "x", image_size[c].second,
                        " images; set crop_height and crop_width to make sizes equal");
       const uint64_t random = CounterRandom(spec.seed, epoch, kImageStream, row);

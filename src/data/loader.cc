@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <ATen/Tensor.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <future>
@@ -10,6 +11,7 @@
 #include "collate.h"
 #include "error_context.h"
 #include "lakerun/base/error.h"
+#include "lakerun/base/logging.h"
 #include "lakerun/base/thread_pool.h"
 #include "unit_cache.h"
 
@@ -93,6 +95,19 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
     for (const ColumnInfo& column : source->columns()) found = found || column.name == name;
     LAKERUN_CHECK(found, RankPrefix(), "image options name column '", name, "', which the source does not have");
   }
+  // The shuffle reads window_blocks regions of the table at once; if the cache cannot hold the row groups they fall
+  // in, row groups are decoded again and again. Warn rather than fail: it is slow, not wrong.
+  uint64_t largest_unit = 0;
+  for (size_t u = 0; u < source->num_units(); ++u) largest_unit = std::max(largest_unit, source->UnitBytesHint(u));
+  const uint64_t regions = options_.shuffle.enabled ? options_.shuffle.window_blocks + 1 : 2;
+  const uint64_t working_set = std::min<uint64_t>(source->num_units(), regions) * largest_unit;
+  if (working_set > options_.cache_bytes) {
+    LAKERUN_LOG(Warning) << RankPrefix() << "cache_bytes " << options_.cache_bytes
+                         << " is below the shuffle's working set of about " << working_set << " bytes ("
+                         << std::min<uint64_t>(source->num_units(), regions) << " row groups of up to "
+                         << largest_unit << " decoded bytes): row groups will be decoded repeatedly. Raise "
+                         << "cache_bytes, lower shuffle.window_blocks, or write smaller row groups.";
+  }
   prefetcher_ = std::make_unique<Prefetcher>(options_.num_threads);
   StartPlan(0, ResumePoint{static_cast<uint64_t>(options_.world_size), 0}, 0);
 }
@@ -108,6 +123,7 @@ std::string Loader::RankPrefix() const {
 void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
   shared_->generation.fetch_add(1);
   prefetcher_->pending.clear();
+  unit_prefetched_.clear();
   failure_ = nullptr;
   const auto world = static_cast<uint64_t>(options_.world_size);
   plan_ = std::make_unique<EpochPlan>(num_rows_, world, static_cast<uint64_t>(options_.rank), options_.remainder,
@@ -142,6 +158,31 @@ void Loader::TopUp() {
     const uint64_t index = next_batch_++;
     next_submit_ = end;
     const uint64_t generation = shared_->generation.load();
+    // Decode the row groups this batch needs as separate tasks first, so several threads decode different row
+    // groups in parallel instead of one batch task decoding them in turn while the others wait for it.
+    if (prefetcher_->pool.size() > 1) {
+      const auto& starts = shared_->spec.unit_starts;
+      std::vector<size_t> units;
+      for (uint64_t id : ids) {
+        units.push_back(static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), id) - starts.begin()) - 1);
+      }
+      std::sort(units.begin(), units.end());
+      units.erase(std::unique(units.begin(), units.end()), units.end());
+      for (size_t unit : units) {
+        const auto it = unit_prefetched_.find(unit);
+        const bool recent = it != unit_prefetched_.end() && it->second + options_.prefetch_batches >= index;
+        if (recent || shared_->cache.Contains(unit)) continue;
+        unit_prefetched_[unit] = index;
+        prefetcher_->pool.Submit([shared = shared_, unit, generation] {
+          if (shared->generation.load() != generation) return;
+          try {
+            shared->cache.Get(unit);
+          } catch (...) {
+            // The batch that needs this unit reads it again and reports the error with its context.
+          }
+        });
+      }
+    }
     const uint64_t epoch = state_.epoch;
     const std::string context = StrCat(RankPrefix(), "epoch ", epoch, " batch ", index, ": ");
     auto task = [shared = shared_, ids = std::move(ids), generation, epoch, index, context]() -> Batch {

@@ -1,6 +1,7 @@
 #include "lakerun/data/loader.h"
 
 #include <ATen/ATen.h>
+#include <png.h>
 
 #include <algorithm>
 #include <cstring>
@@ -249,6 +250,92 @@ TEST(LoaderTest, TransformsRunOnEveryBatch) {
     ++batches;
   }
   EXPECT_EQ(batches, 8);
+}
+
+// Row i: a (6 + i % 3) x (7 + i % 2) grey PNG whose pixels are 10 * i + x; row `corrupt` holds bad bytes.
+std::shared_ptr<MemoryRowSource> PngTable(int64_t rows, int64_t corrupt) {
+  MemoryRowSource::Column id{{"id", ElementType::kInt64, {}}, std::vector<uint8_t>(rows * 8), {}};
+  MemoryRowSource::Column png{{"png", ElementType::kBinary, {}}, {}, {0}};
+  for (int64_t i = 0; i < rows; ++i) {
+    std::memcpy(id.bytes.data() + i * 8, &i, 8);
+    const int h = 6 + i % 3, w = 7 + i % 2;
+    std::vector<uint8_t> px(h * w);
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) px[y * w + x] = static_cast<uint8_t>(10 * i + x);
+    }
+    png_image image;
+    std::memset(&image, 0, sizeof(image));
+    image.version = PNG_IMAGE_VERSION;
+    image.width = w;
+    image.height = h;
+    image.format = PNG_FORMAT_GRAY;
+    png_alloc_size_t size = 0;
+    png_image_write_to_memory(&image, nullptr, &size, 0, px.data(), 0, nullptr);
+    std::vector<uint8_t> bytes(size);
+    png_image_write_to_memory(&image, bytes.data(), &size, 0, px.data(), 0, nullptr);
+    bytes.resize(size);
+    if (i == corrupt) bytes.assign({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 1, 2, 3});
+    png.bytes.insert(png.bytes.end(), bytes.begin(), bytes.end());
+    png.offsets.push_back(static_cast<int64_t>(png.bytes.size()));
+  }
+  return std::make_shared<MemoryRowSource>(std::vector<MemoryRowSource::Column>{id, png}, 4, "images");
+}
+
+TEST(LoaderTest, ImageColumnsBecomeAugmentedNchwTensorsReproducibly) {
+  auto source = PngTable(12, -1);
+  LoaderOptions o;
+  o.batch_size = 5;
+  ImageOptions io;
+  io.channels = 3;
+  io.crop_height = 4;
+  io.crop_width = 4;
+  io.random_crop = true;
+  io.flip_probability = 0.5f;
+  io.to_float = true;
+  io.mean = {0.5f};
+  io.std = {0.25f};
+  o.images["png"] = io;
+  std::map<int64_t, at::Tensor> first;
+  for (size_t threads : {0, 2}) {
+    o.num_threads = threads;
+    Loader loader(source, o);
+    int flips = 0;
+    while (auto b = loader.Next()) {
+      const at::Tensor& img = b->at("png");
+      ASSERT_EQ(img.scalar_type(), at::kFloat);
+      ASSERT_EQ(img.sizes(), (at::IntArrayRef{b->size(), 3, 4, 4}));
+      for (int64_t k = 0; k < b->size(); ++k) {
+        const int64_t id = b->sample_ids[k].item<int64_t>();
+        const at::Tensor sample = img[k];
+        EXPECT_TRUE(at::equal(sample[0], sample[2]));  // grey expanded to RGB
+        // Pixels are 10 * id + x, normalised: neighbouring columns differ by +-1 / 255 / 0.25.
+        const float step = (sample[0][0][1] - sample[0][0][0]).item<float>();
+        EXPECT_NEAR(std::abs(step), 1.0f / 255 / 0.25f, 1e-4);
+        flips += step < 0;
+        if (threads == 0) {
+          first[id] = sample.clone();
+        } else {
+          EXPECT_TRUE(at::equal(first.at(id), sample)) << "row " << id;  // same augmentation on any thread count
+        }
+      }
+    }
+    EXPECT_GT(flips, 0);
+    EXPECT_LT(flips, 12);
+  }
+}
+
+TEST(LoaderTest, CorruptImageNamesRankUnitAndRow) {
+  auto source = PngTable(8, 6);
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.rank = 0;
+  o.world_size = 1;
+  ImageOptions io;
+  io.channels = 1;
+  io.crop_height = io.crop_width = 4;
+  o.images["png"] = io;
+  Loader loader(source, o);
+  EXPECT_THROW_WITH(loader.Next(), CorruptDataError, "rank 0 of 1", "images unit 1", "row 6", "bad PNG");
 }
 
 TEST(LoaderTest, BadOptionsAreRejectedWithTheRank) {

@@ -80,6 +80,12 @@ std::string MemoryRowSource::DescribeUnit(size_t unit) const {
   return StrCat(name_, " unit ", unit);
 }
 
+uint64_t MemoryRowSource::UnitBytesHint(size_t unit) const {
+  uint64_t bytes = 0;
+  for (const ColumnInfo& info : infos_) bytes += info.row_bytes();
+  return bytes * (unit_start(unit + 1) - unit_start(unit));
+}
+
 std::shared_ptr<const UnitData> MemoryRowSource::ReadUnit(size_t unit) const {
   LAKERUN_CHECK(unit < num_units(), name_, ": unit ", unit, " out of range (", num_units(), " units)");
   LAKERUN_CHECK_AS(CorruptDataError, static_cast<int64_t>(unit) != failing_unit_, DescribeUnit(unit),

@@ -240,6 +240,16 @@ class ParquetTableSource final : public RowSource {
     return StrCat(files_[u.file].path, " row group ", u.row_group);
   }
 
+  uint64_t UnitBytesHint(size_t unit) const override {
+    const Unit& u = units_.at(unit);
+    const pq::RowGroupMeta& rg = files_[u.file].file->metadata().row_groups.at(u.row_group);
+    uint64_t bytes = 0;
+    for (const ColumnLayout& layout : layouts_[u.file]) {
+      bytes += static_cast<uint64_t>(rg.columns.at(layout.leaf).total_uncompressed_size);
+    }
+    return bytes;
+  }
+
   std::shared_ptr<const UnitData> ReadUnit(size_t index) const override {
     const Unit& unit = units_.at(index);
     const pq::ParquetFile& file = *files_[unit.file].file;

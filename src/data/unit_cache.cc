@@ -66,6 +66,11 @@ void UnitCache::EvictLocked(size_t keep) {
   }
 }
 
+bool UnitCache::Contains(size_t unit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.count(unit) > 0;
+}
+
 size_t UnitCache::cached_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return bytes_;

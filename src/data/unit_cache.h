@@ -24,6 +24,9 @@ class UnitCache {
   /// The decoded unit; rethrows the decode's error (the failed unit is not cached, a later Get retries).
   std::shared_ptr<const UnitData> Get(size_t unit);
 
+  /// Whether `unit` is cached or being decoded.
+  bool Contains(size_t unit) const;
+
   size_t cached_bytes() const;
   /// Decodes performed so far (cache misses), for tests.
   size_t reads() const;

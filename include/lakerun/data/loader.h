@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lakerun/data/epoch_plan.h"
@@ -120,6 +121,7 @@ class Loader {
   uint64_t sample_end_ = 0;   // samples of the plan that go into batches (drop_last trims the tail)
   uint64_t next_submit_ = 0;  // next sample of the plan to hand to a decoding task
   uint64_t next_batch_ = 0;   // batch index (within the epoch) of the next task
+  std::unordered_map<size_t, uint64_t> unit_prefetched_;  // unit -> batch index that asked for its decode
   std::exception_ptr failure_;  // a failed Next(), rethrown until the next SetEpoch / load_state_dict
   std::shared_ptr<Shared> shared_;
   std::unique_ptr<Prefetcher> prefetcher_;  // declared last: destroyed (joined) first

@@ -66,6 +66,9 @@ class RowSource {
   virtual std::shared_ptr<const UnitData> ReadUnit(size_t unit) const = 0;
   /// Names unit i for messages, e.g. "part-0.parquet row group 3".
   virtual std::string DescribeUnit(size_t unit) const = 0;
+  /// Estimated decoded bytes of unit i (from metadata, without reading); 0 when unknown. Used to check the loader's
+  /// cache budget against the shuffle's working set.
+  virtual uint64_t UnitBytesHint(size_t unit) const { return 0; }
 };
 
 /// An in-memory RowSource, for tests and for data already in memory. Columns are given whole; `unit_rows` cuts the
@@ -86,6 +89,7 @@ class MemoryRowSource final : public RowSource {
   uint64_t unit_start(size_t unit) const override;
   std::shared_ptr<const UnitData> ReadUnit(size_t unit) const override;
   std::string DescribeUnit(size_t unit) const override;
+  uint64_t UnitBytesHint(size_t unit) const override;
 
   /// Makes ReadUnit(unit) throw CorruptDataError (for tests of the error path).
   void FailUnit(size_t unit) { failing_unit_ = static_cast<int64_t>(unit); }
