@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -226,6 +227,28 @@ TEST_F(RestStoreTest, AsyncRunSendsEveryPointWithinLimits) {
   const auto updates = server_.requests_to("/runs/update");
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(json::parse(updates[0].body)["status"], "FINISHED");
+}
+
+TEST_F(RestStoreTest, FlushGivesUpAfterItsTimeoutOnASlowServer) {
+  TrackerOptions options;
+  options.handle_signals = false;
+  options.store = options_;
+  server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
+    if (r.path.find("get-by-name") != std::string::npos) return {200, R"({"experiment":{"experiment_id":"7"}})"};
+    if (r.path.find("runs/create") != std::string::npos) {
+      return {200, R"({"run":{"info":{"run_id":"abc","experiment_id":"7","status":"RUNNING"}}})"};
+    }
+    if (r.path.find("log-batch") != std::string::npos) std::this_thread::sleep_for(std::chrono::seconds(2));
+    return {200, "{}"};
+  });
+  Tracker tracker(server_.url(), options);
+  track::Run run = tracker.StartRun();
+  run.LogMetric("loss", 1.0, 0);
+  EXPECT_THROW_WITH(run.Flush(std::chrono::milliseconds(50)), IoError, "flush did not finish within 50 ms",
+                    server_.url());
+  run.End();  // waits for the slow call (within the default timeout), then ends the run
+  EXPECT_EQ(server_.requests_to("/runs/log-batch").size(), 1u);
+  EXPECT_EQ(json::parse(server_.requests_to("/runs/update").at(0).body)["status"], "FINISHED");
 }
 
 TEST_F(RestStoreTest, RetriesOn503And429ThenSucceeds) {

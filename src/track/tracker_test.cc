@@ -210,6 +210,19 @@ TEST(TrackerTest, DropPolicyCountsWhatDidNotFit) {
   EXPECT_GT(stored, 0u);
 }
 
+TEST(TrackerTest, BlockPolicyLosesNothingWithATinyQueue) {
+  testing::TempDir dir;
+  TrackerOptions options = Quiet();
+  options.queue_capacity = 4;
+  options.on_full = QueueFullPolicy::kBlock;
+  Tracker tracker(dir.Join("mlruns"), options);
+  track::Run run = tracker.StartRun();
+  for (int i = 0; i < 20000; ++i) run.LogMetric("m", i, i);
+  run.End();
+  EXPECT_EQ(run.dropped(), 0u);
+  EXPECT_EQ(tracker.store().GetMetricHistory(run.run_id(), "m").size(), 20000u);
+}
+
 TEST(SystemTagsTest, ReadsGitHeadWithoutGit) {
   testing::TempDir dir;
   FileSystem& fs = LocalFileSystem();
