@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "lakerun/format/parquet/parquet.h"
@@ -17,8 +18,15 @@ struct Result {
   std::string output;
 };
 
+// lakerun_cc_test is meant to set LAKERUN_BINARY_DIR for every test; fall back to the build tree this test was
+// compiled for when it is missing.
+std::string LakerunBinary() {
+  if (std::getenv("LAKERUN_BINARY_DIR") == nullptr) setenv("LAKERUN_BINARY_DIR", LAKERUN_CLI_TEST_BINARY_DIR, 0);
+  return lakerun::testing::BuiltProgram("lakerun");
+}
+
 Result RunLakerun(const std::string& args) {
-  const std::string cmd = lakerun::testing::BuiltProgram("lakerun") + " " + args + " 2>&1";
+  const std::string cmd = LakerunBinary() + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   EXPECT_NE(p, nullptr);
   std::string out;
