@@ -34,8 +34,9 @@ function(lakerun_cc_test)
     target_link_libraries(${T_NAME} PRIVATE ${TORCH_LIBRARIES})
     lakerun_torch_pch(${T_NAME})
   endif()
-  set(props TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "LAKERUN_SOURCE_DIR=${PROJECT_SOURCE_DIR};LAKERUN_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  # gtest_discover_tests cannot carry a ';' inside one property value, so tests find the source and build trees
+  # through lakerun::testing (compiled-in paths, overridable by LAKERUN_SOURCE_DIR / LAKERUN_BINARY_DIR).
+  set(props TIMEOUT ${T_TIMEOUT})
   if(T_LABELS)
     list(APPEND props LABELS "${T_LABELS}")
   endif()

@@ -7,10 +7,11 @@
 
 namespace lakerun::testing {
 namespace {
-std::string FromEnv(const char* name) {
+// The environment wins (tests run from another tree); else the trees this test binary was configured in.
+std::string FromEnv(const char* name, const char* fallback) {
   const char* value = std::getenv(name);
-  if (value == nullptr || !*value) throw std::runtime_error(std::string(name) + " is not set; run tests via ctest");
-  return value;
+  if (value != nullptr && *value) return value;
+  return fallback;
 }
 
 std::string Search(const std::string& dir, const std::string& name, int depth) {
@@ -29,8 +30,8 @@ std::string Search(const std::string& dir, const std::string& name, int depth) {
 }
 }  // namespace
 
-std::string SourceDir() { return FromEnv("LAKERUN_SOURCE_DIR"); }
-std::string BinaryDir() { return FromEnv("LAKERUN_BINARY_DIR"); }
+std::string SourceDir() { return FromEnv("LAKERUN_SOURCE_DIR", LAKERUN_DEFAULT_SOURCE_DIR); }
+std::string BinaryDir() { return FromEnv("LAKERUN_BINARY_DIR", LAKERUN_DEFAULT_BINARY_DIR); }
 
 std::string BuiltProgram(const std::string& name) {
   std::string found = Search(BinaryDir(), name, 0);
