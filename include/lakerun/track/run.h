@@ -30,6 +30,7 @@ class Run {
   Run();
   ~Run();
   Run(Run&&) noexcept;
+  /// Ends the run this object held (FINISHED) before taking over `other`'s.
   Run& operator=(Run&&) noexcept;
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
