@@ -50,7 +50,7 @@ struct Page {
 // Dictionary of distinct values in first-seen order, and per-value indices.
 class DictionaryBuilder {
  public:
-  explicit DictionaryBuilder(const ColumnData& data) : data_(data), dict_(data.type(), data.type_length()) {}
+  explicit DictionaryBuilder(const ColumnData& data) : data_(data) {}
 
   // Adds values [begin, end); returns false (and stops) once the dictionary's PLAIN size passes `limit`.
   bool Add(int64_t begin, int64_t end, int64_t limit) {
@@ -91,7 +91,6 @@ class DictionaryBuilder {
 
  private:
   const ColumnData& data_;
-  ColumnData dict_;
   std::unordered_map<std::string_view, uint32_t> index_;
   std::vector<int64_t> entries_;
   std::vector<uint32_t> indices_;
@@ -210,7 +209,6 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
   meta.codec = opt.codec;
   meta.num_values = slots;
   std::set<int> encodings;
-  const int64_t start = static_cast<int64_t>(file.Position());
   int64_t uncompressed_total = 0, compressed_total = 0;
   std::string page_bytes, compressed, header;
 
@@ -315,7 +313,6 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
   meta.total_uncompressed_size = uncompressed_total;
   meta.total_compressed_size = compressed_total;
   if (opt.statistics) meta.statistics = ComputeStatistics(c, d);
-  (void)start;
   return meta;
 }
 

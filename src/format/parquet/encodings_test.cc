@@ -217,5 +217,14 @@ TEST(SchemaTest, TensorShapeParsing) {
   EXPECT_THROW_WITH(TensorShape(md, "junk"), CorruptDataError, "not a JSON array");
 }
 
+TEST(TypesTest, Int96ToUnixNanos) {
+  uint8_t v[12];
+  const int64_t nanos = 3600ll * 1000000000ll + 5;
+  const int32_t julian = 2440588 + 2;  // 1970-01-03
+  std::memcpy(v, &nanos, 8);
+  std::memcpy(v + 8, &julian, 4);
+  EXPECT_EQ(Int96ToUnixNanos(v), 2 * 86400ll * 1000000000ll + nanos);
+}
+
 }  // namespace
 }  // namespace lakerun::parquet

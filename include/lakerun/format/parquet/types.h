@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace lakerun::parquet {
@@ -174,6 +175,18 @@ std::string ToString(TimeUnit unit);
 Codec ParseCodec(const std::string& name);
 /// Parses an encoding name as ToString(Encoding) prints it, case-insensitively. Throws InvalidArgument.
 Encoding ParseEncoding(const std::string& name);
+
+/// An INT96 timestamp (12 bytes as stored: little-endian nanoseconds of the day, then a little-endian Julian day, as
+/// Spark and Impala write them) as nanoseconds since 1970-01-01 00:00:00 UTC.
+inline int64_t Int96ToUnixNanos(const uint8_t* value) {
+  int64_t nanos_of_day;
+  int32_t julian_day;
+  std::memcpy(&nanos_of_day, value, 8);
+  std::memcpy(&julian_day, value + 8, 4);
+  constexpr int64_t kUnixEpochJulianDay = 2440588;
+  constexpr int64_t kNanosPerDay = 86400ll * 1000000000ll;
+  return (static_cast<int64_t>(julian_day) - kUnixEpochJulianDay) * kNanosPerDay + nanos_of_day;
+}
 
 /// Bytes per value of a fixed-width physical type (BOOLEAN: 1, as decoded); 0 for BYTE_ARRAY; `type_length` for FLBA.
 int FixedWidth(PhysicalType type, int32_t type_length);
