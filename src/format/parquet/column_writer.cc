@@ -1,5 +1,7 @@
 #include "format/parquet/column_writer.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -213,6 +215,10 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
   std::string page_bytes, compressed, header;
 
   auto emit = [&](PageHeader& h, std::string_view body) {
+    if (opt.page_checksums) {
+      h.crc = static_cast<int32_t>(
+          crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+    }
     header.clear();
     SerializePageHeader(h, &header);
     file.Append(header);

@@ -18,6 +18,7 @@ struct ColumnWriteOptions {
   int64_t dictionary_page_bytes = 1 << 20;
   std::optional<Encoding> encoding;  ///< value encoding (after the dictionary, or instead of it when set)
   bool statistics = true;
+  bool page_checksums = false;
 };
 
 /// Checks that `data` fits `column` (type, levels, counts) and returns the number of rows it holds. Throws

@@ -315,6 +315,28 @@ TEST(CorruptionTest, EverySingleByteCorruptionIsCaughtOrHarmless) {
   }
 }
 
+TEST(CorruptionTest, PageChecksumsCatchFlippedBits) {
+  Schema schema = Schema::FromFields({Leaf("x", PhysicalType::kInt64)});
+  WriterOptions o;
+  o.codec = Codec::kUncompressed;
+  o.dictionary = false;
+  o.page_checksums = true;
+  MemFile f;
+  f.Write(schema, {ColumnData::Int64s({1, 2, 3, 4})}, o);
+  ReaderOptions verify;
+  verify.verify_crc = true;
+  EXPECT_EQ(ParquetFile::Open(*f.fs, f.path, verify)->ReadColumnChunk(0, 0).values<int64_t>()[3], 4);
+  auto clean = f.Open();
+  const int64_t start = clean->metadata().row_groups[0].columns[0].start_offset();
+  const int64_t last_value_byte = start + clean->metadata().row_groups[0].columns[0].total_compressed_size - 8;
+  std::string bytes = f.Bytes();
+  bytes[static_cast<size_t>(last_value_byte)] ^= 1;  // 4 becomes 5
+  f.SetBytes(bytes);
+  EXPECT_EQ(f.Open()->ReadColumnChunk(0, 0).values<int64_t>()[3], 5);  // undetected without verification
+  EXPECT_THROW_WITH(ParquetFile::Open(*f.fs, f.path, verify)->ReadColumnChunk(0, 0), CorruptDataError,
+                    "row group 0", "column 'x'", "page CRC mismatch", "offset " + std::to_string(start));
+}
+
 TEST(CorruptionTest, UnknownCodecIsNotImplemented) {
   std::vector<uint8_t> out(4);
   EXPECT_THROW_WITH(Decompress(Codec::kLzo, "abcd", out.data(), 4, "ctx"), NotImplemented, "LZO");

@@ -97,6 +97,7 @@ void ParquetWriter::WriteRowGroup(const std::vector<ColumnData>& columns) {
     auto enc = options_.column_encoding.find(c.dotted_path);
     if (enc != options_.column_encoding.end()) o.encoding = enc->second;
     o.statistics = options_.statistics;
+    o.page_checksums = options_.page_checksums;
     ColumnChunkMeta meta = WriteColumnChunk(*impl_->file, c, columns[static_cast<size_t>(i)], o);
     total += meta.total_uncompressed_size;
     compressed += meta.total_compressed_size;

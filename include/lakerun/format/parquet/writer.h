@@ -48,6 +48,9 @@ struct WriterOptions {
   std::map<std::string, Codec> column_codec;
   /// Column-chunk statistics (min/max/null_count).
   bool statistics = true;
+  /// Store a CRC-32 of every page (as stored, i.e. compressed) in its header; readers check it with
+  /// ReaderOptions::verify_crc.
+  bool page_checksums = false;
   std::vector<KeyValue> key_value_metadata;
   /// Element shapes of fixed-size list columns: top-level field (or list node path) -> shape, stored as the
   /// key-value entry ShapeMetadataKey(path) = "[d0,d1,...]".
