@@ -89,4 +89,4 @@ fi
 
 "$PY" "$HERE/compare_report.py" "$OUT" --target "$TARGET"
 echo "(raw results: $OUT)" >&2
-[[ "$OUT" == "$WORK/results.jsonl" ]] && cat "$OUT"
+if [[ "$OUT" == "$WORK/results.jsonl" ]]; then cat "$OUT"; fi
