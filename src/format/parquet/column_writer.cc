@@ -52,15 +52,19 @@ struct Page {
 // Dictionary of distinct values in first-seen order, and per-value indices.
 class DictionaryBuilder {
  public:
+  static constexpr size_t kProbeValues = 4096;
+
   explicit DictionaryBuilder(const ColumnData& data) : data_(data) {}
 
   // Adds values [begin, end); returns false (and stops) once the dictionary's PLAIN size passes `limit`.
   bool Add(int64_t begin, int64_t end, int64_t limit) {
+    if (index_.empty()) index_.reserve(static_cast<size_t>(std::min<int64_t>(end - begin, 1 << 16)));
     const int width = data_.value_width();
+    const char* base = reinterpret_cast<const char*>(data_.value_buffer().data());
+    const int64_t* offsets = data_.offsets().empty() ? nullptr : data_.offsets().data();
     for (int64_t i = begin; i < end; ++i) {
-      std::string_view v = data_.type() == PhysicalType::kBoolean
-                               ? std::string_view(reinterpret_cast<const char*>(data_.value_buffer().data() + i), 1)
-                               : data_.bytes_at(i);
+      std::string_view v = width > 0 ? std::string_view(base + i * width, static_cast<size_t>(width))
+                                     : std::string_view(base + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i]));
       auto [it, inserted] = index_.emplace(v, static_cast<uint32_t>(entries_.size()));
       if (inserted) {
         entries_.push_back(i);
@@ -68,6 +72,10 @@ class DictionaryBuilder {
         if (bytes_ > limit) return false;
       }
       indices_.push_back(it->second);
+      // Mostly distinct values (random floats, ids) gain nothing from a dictionary: give up early, as
+      // parquet-mr and Arrow do, instead of hashing the whole chunk.
+      const size_t seen = indices_.size();
+      if (seen >= kProbeValues && seen % kProbeValues == 0 && entries_.size() * 2 > seen) return false;
     }
     return true;
   }
