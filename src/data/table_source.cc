@@ -21,6 +21,8 @@ namespace pq = lakerun::parquet;
 
 struct DataFile {
   std::string path;
+  uint64_t size = 0;
+  int64_t mtime_ms = 0;
   std::unique_ptr<pq::ParquetFile> file;
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
 };
@@ -250,6 +252,9 @@ class ParquetTableSource final : public RowSource {
     return bytes;
   }
 
+  std::string Fingerprint() const override { return fingerprint_; }
+  void set_fingerprint(std::string f) { fingerprint_ = std::move(f); }
+
   std::shared_ptr<const UnitData> ReadUnit(size_t index) const override {
     const Unit& unit = units_.at(index);
     const pq::ParquetFile& file = *files_[unit.file].file;
@@ -337,6 +342,7 @@ class ParquetTableSource final : public RowSource {
   std::vector<Unit> units_;
   std::vector<uint64_t> starts_;
   uint64_t rows_ = 0;
+  std::string fingerprint_;
 };
 
 std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& options, FileSystem& fs) {
@@ -378,10 +384,25 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     } else {
       paths.push_back(path);
     }
-    for (std::string& p : paths) files.push_back(DataFile{std::move(p), nullptr, {}});
+    for (std::string& p : paths) files.push_back(DataFile{std::move(p), 0, 0, nullptr, {}});
   }
-  for (DataFile& file : files) file.file = pq::ParquetFile::Open(fs, file.path);
-  return std::make_shared<ParquetTableSource>(std::move(files), options, partition_columns);
+  for (DataFile& file : files) {
+    file.file = pq::ParquetFile::Open(fs, file.path);
+    file.size = file.file->file_size();
+    if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
+  }
+  std::string fingerprint = StrCat("table ", path, "\n");
+  for (const std::string& c : options.columns) fingerprint += StrCat("column ", c, "\n");
+  for (const Filter& f : options.filters) {
+    fingerprint += StrCat("filter ", f.column, " ", static_cast<int>(f.op), " ", f.value.index(), " ");
+    std::visit([&](const auto& v) { fingerprint += StrCat(v, "\n"); }, f.value);
+  }
+  for (const DataFile& f : files) {
+    fingerprint += StrCat("file ", f.path, " ", f.size, " ", f.mtime_ms, " deleted ", f.deleted.size(), "\n");
+  }
+  auto source = std::make_shared<ParquetTableSource>(std::move(files), options, partition_columns);
+  source->set_fingerprint(std::move(fingerprint));
+  return source;
 }
 
 }  // namespace

@@ -69,6 +69,9 @@ class RowSource {
   /// Estimated decoded bytes of unit i (from metadata, without reading); 0 when unknown. Used to check the loader's
   /// cache budget against the shuffle's working set.
   virtual uint64_t UnitBytesHint(size_t unit) const { return 0; }
+  /// A summary of the source's content that changes when the data changes (file paths, sizes, modification times,
+  /// versions, projection, filters); empty when unknown. Keys converter caches.
+  virtual std::string Fingerprint() const { return ""; }
 };
 
 /// An in-memory RowSource, for tests and for data already in memory. Columns are given whole; `unit_rows` cuts the

@@ -1,0 +1,208 @@
+#include "lakerun/data/converter.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "lakerun/base/error.h"
+#include "lakerun/data/shuffle.h"
+#include "lakerun/format/parquet/schema.h"
+#include "lakerun/format/parquet/writer.h"
+
+namespace lakerun::data {
+namespace {
+
+namespace pq = lakerun::parquet;
+
+constexpr char kCompleteMarker[] = "_SUCCESS";
+
+// 128-bit hash (two independent SplitMix64 chains) as 32 hex digits.
+std::string HashHex(const std::string& text) {
+  uint64_t a = 0x6c616b6572756e31ULL, b = 0x636f6e7665727432ULL;
+  for (unsigned char ch : text) {
+    a = Mix64(a ^ ch);
+    b = Mix64(b + ch * 0x9e3779b97f4a7c15ULL);
+  }
+  char out[33];
+  std::snprintf(out, sizeof(out), "%016llx%016llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b));
+  return out;
+}
+
+pq::PhysicalType PhysicalFor(const ColumnInfo& info) {
+  switch (info.type) {
+    case ElementType::kBool: return pq::PhysicalType::kBoolean;
+    case ElementType::kInt32: return pq::PhysicalType::kInt32;
+    case ElementType::kInt64: return pq::PhysicalType::kInt64;
+    case ElementType::kFloat32: return pq::PhysicalType::kFloat;
+    case ElementType::kFloat64: return pq::PhysicalType::kDouble;
+    case ElementType::kBinary: return pq::PhysicalType::kByteArray;
+    case ElementType::kUInt8: return pq::PhysicalType::kFixedLenByteArray;
+    default: break;
+  }
+  LAKERUN_THROW(NotImplemented, "converter: column '", info.name, "' of type ", ToString(info.type),
+                " cannot be written yet");
+}
+
+// uint8 columns become one FIXED_LEN_BYTE_ARRAY value per row (the loader reads them back as uint8 [shape]);
+// other columns with a shape become required fixed-size lists.
+bool IsList(const ColumnInfo& info) { return info.type != ElementType::kUInt8 && !info.shape.empty(); }
+
+pq::Schema SchemaFor(const std::vector<ColumnInfo>& columns, pq::WriterOptions* options) {
+  std::vector<pq::SchemaNode> fields;
+  for (const ColumnInfo& info : columns) {
+    const pq::PhysicalType type = PhysicalFor(info);
+    if (type == pq::PhysicalType::kFixedLenByteArray) {
+      fields.push_back(pq::Leaf(info.name, type, pq::Repetition::kRequired, {},
+                                static_cast<int32_t>(info.elements_per_row())));
+    } else if (IsList(info)) {
+      fields.push_back(pq::ListOf(info.name, pq::Leaf("element", type), pq::Repetition::kRequired));
+    } else {
+      fields.push_back(pq::Leaf(info.name, type));
+    }
+    if (!info.shape.empty()) options->tensor_shapes[info.name] = info.shape;
+  }
+  return pq::Schema::FromFields(std::move(fields));
+}
+
+// Reads rows [begin, end) of every column of `source` into writer input.
+class RowCopier {
+ public:
+  explicit RowCopier(const RowSource& source) : source_(source) {}
+
+  std::vector<pq::ColumnData> Read(uint64_t begin, uint64_t end) {
+    const auto& columns = source_.columns();
+    std::vector<std::vector<uint8_t>> fixed(columns.size());
+    std::vector<std::vector<std::string>> binary(columns.size());
+    for (uint64_t row = begin; row < end; ++row) {
+      const UnitData& unit = UnitFor(row);
+      const uint64_t local = row - source_.unit_start(unit_);
+      for (size_t c = 0; c < columns.size(); ++c) {
+        const ColumnChunk& chunk = unit.columns[c];
+        if (columns[c].type == ElementType::kBinary) {
+          binary[c].emplace_back(reinterpret_cast<const char*>(chunk.data) + chunk.offsets[local],
+                                 chunk.offsets[local + 1] - chunk.offsets[local]);
+        } else {
+          const size_t n = columns[c].row_bytes();
+          fixed[c].insert(fixed[c].end(), chunk.data + local * n, chunk.data + (local + 1) * n);
+        }
+      }
+    }
+    std::vector<pq::ColumnData> out;
+    const auto rows = static_cast<size_t>(end - begin);
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const ColumnInfo& info = columns[c];
+      const pq::PhysicalType type = PhysicalFor(info);
+      if (info.type == ElementType::kBinary) {
+        out.push_back(pq::ColumnData::ByteArrays(binary[c]));
+      } else if (type == pq::PhysicalType::kFixedLenByteArray) {
+        out.push_back(pq::ColumnData::FromRaw(type, static_cast<int32_t>(info.elements_per_row()), fixed[c].data(),
+                                              rows));
+      } else if (IsList(info)) {
+        const auto d = static_cast<size_t>(info.elements_per_row());
+        pq::ColumnData data = pq::ColumnData::FromRaw(type, 0, fixed[c].data(), rows * d);
+        std::vector<int16_t> reps(rows * d, 1), defs(rows * d, 1);
+        for (size_t r = 0; r < rows; ++r) reps[r * d] = 0;
+        data.set_rep_levels(std::move(reps), 1);
+        data.set_def_levels(std::move(defs), 1);
+        out.push_back(std::move(data));
+      } else {
+        out.push_back(pq::ColumnData::FromRaw(type, 0, fixed[c].data(), rows));
+      }
+    }
+    return out;
+  }
+
+ private:
+  const UnitData& UnitFor(uint64_t row) {
+    if (!data_ || row < source_.unit_start(unit_) || row >= source_.unit_start(unit_ + 1)) {
+      size_t lo = 0, hi = source_.num_units();
+      while (hi - lo > 1) {  // last unit whose start <= row
+        const size_t mid = (lo + hi) / 2;
+        (source_.unit_start(mid) <= row ? lo : hi) = mid;
+      }
+      unit_ = lo;
+      data_ = source_.ReadUnit(unit_);
+    }
+    return *data_;
+  }
+
+  const RowSource& source_;
+  size_t unit_ = 0;
+  std::shared_ptr<const UnitData> data_;
+};
+
+}  // namespace
+
+ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint, const ConverterOptions& options,
+                         FileSystem& fs) {
+  LAKERUN_CHECK(!options.cache_dir.empty(), "converter: cache_dir must be set");
+  LAKERUN_CHECK(options.world_size > 0, "converter: world_size must be positive, got ", options.world_size);
+  LAKERUN_CHECK(options.row_group_rows > 0, "converter: row_group_rows must be positive");
+  LAKERUN_CHECK(options.rows_per_file > 0, "converter: rows_per_file must be positive");
+  LAKERUN_CHECK(!fingerprint.empty(), "converter: the source has no content fingerprint; pass one to Convert");
+  std::string described = fingerprint;
+  for (const ColumnInfo& c : source.columns()) described += StrCat("col ", c.name, " ", ToString(c.type), "\n");
+  described += StrCat("rows ", source.num_rows(), " world ", options.world_size, " rg ", options.row_group_rows,
+                      " file ", options.rows_per_file, "\n");
+  ConvertedDataset out;
+  out.key = HashHex(described);
+  out.path = JoinPath(options.cache_dir, out.key);
+  out.rows = source.num_rows();
+  const auto world = static_cast<uint64_t>(options.world_size);
+  const auto per_file = static_cast<uint64_t>(options.rows_per_file);
+  const uint64_t groups = std::max<uint64_t>(1, (out.rows + world * per_file - 1) / (world * per_file));
+  out.files = static_cast<int64_t>(groups * world);
+  if (fs.Exists(JoinPath(out.path, kCompleteMarker))) {
+    out.reused = true;
+    return out;
+  }
+
+  const std::string tmp = StrCat(out.path, ".tmp-", getpid(), "-",
+                                 std::chrono::steady_clock::now().time_since_epoch().count());
+  fs.CreateDirs(tmp);
+  try {
+    pq::WriterOptions writer_options;
+    const pq::Schema schema = SchemaFor(source.columns(), &writer_options);
+    RowCopier copier(source);
+    const auto files = static_cast<uint64_t>(out.files);
+    for (uint64_t f = 0; f < files; ++f) {
+      const uint64_t begin = out.rows * f / files, end = out.rows * (f + 1) / files;
+      char name[32];
+      std::snprintf(name, sizeof(name), "part-%05llu.parquet", static_cast<unsigned long long>(f));
+      pq::ParquetWriter writer(fs, JoinPath(tmp, name), schema, writer_options);
+      for (uint64_t rg = begin; rg < end; rg += static_cast<uint64_t>(options.row_group_rows)) {
+        writer.WriteRowGroup(copier.Read(rg, std::min(end, rg + static_cast<uint64_t>(options.row_group_rows))));
+      }
+      writer.Close();
+    }
+    fs.WriteAtomically(JoinPath(tmp, kCompleteMarker), described);
+    if (fs.Exists(out.path)) fs.RemoveAll(out.path);  // an incomplete entry (no marker) from a crashed run
+    fs.Rename(tmp, out.path);
+  } catch (...) {
+    fs.RemoveAll(tmp);
+    throw;
+  }
+  return out;
+}
+
+ConvertedDataset ConvertTable(const std::string& table_path, const TableOptions& table,
+                              const ConverterOptions& options, FileSystem& fs) {
+  const auto source = OpenTable(table_path, table, fs);
+  return Convert(*source, source->Fingerprint(), options, fs);
+}
+
+void ClearConverterCache(const std::string& cache_dir, const std::string& key, FileSystem& fs) {
+  if (!key.empty()) {
+    fs.RemoveAll(JoinPath(cache_dir, key));
+    return;
+  }
+  if (!fs.Exists(cache_dir)) return;
+  for (const FileInfo& entry : fs.List(cache_dir)) {
+    if (entry.is_directory) fs.RemoveAll(JoinPath(cache_dir, entry.name));
+  }
+}
+
+}  // namespace lakerun::data
