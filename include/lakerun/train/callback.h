@@ -1,0 +1,139 @@
+// Callbacks: what the Trainer tells them, how they keep state across checkpoints, how ranks agree on decisions.
+//
+//   lakerun::train::EarlyStopping stop({.monitor = "val_loss", .min_delta = 0.01, .patience = 10});
+//   TrainerState state;  state.callback_metrics["val_loss"] = 0.79f;
+//   stop.OnValidationEnd(state);  if (state.should_stop) ...
+//
+// Semantics follow PyTorch Lightning 2.6 (docs/trainer.md). Monitored values are float32, as Lightning's logged
+// tensors, and every comparison is made in float32 so decisions match Lightning's bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "lakerun/base/file_system.h"
+
+namespace lakerun::dist {
+class Context;
+}
+
+namespace lakerun::train {
+
+/// trainer.callback_metrics: the latest value of every logged key.
+using MetricMap = std::map<std::string, float>;
+
+/// One value of a callback's state: an integer, a float, a string, or a table of scores by name (best_k_models).
+using StateValue = std::variant<int64_t, double, std::string, std::map<std::string, double>>;
+
+/// A callback's state_dict(). Accessors throw CorruptDataError naming the key when it is missing or of another type.
+class StateDict {
+ public:
+  void Set(const std::string& key, StateValue value) { values_[key] = std::move(value); }
+  bool Has(const std::string& key) const { return values_.count(key) != 0; }
+  int64_t GetInt(const std::string& key) const;
+  double GetDouble(const std::string& key) const;
+  const std::string& GetString(const std::string& key) const;
+  const std::map<std::string, double>& GetTable(const std::string& key) const;
+  const std::map<std::string, StateValue>& values() const { return values_; }
+  bool operator==(const StateDict& o) const { return values_ == o.values_; }
+
+  /// A self-describing text form (one "type key value" entry per line, strings length-prefixed); Decode(Encode(s))
+  /// == s, doubles round-trip exactly. Decode throws CorruptDataError naming the line at fault.
+  std::string Encode() const;
+  static StateDict Decode(const std::string& text);
+
+ private:
+  std::map<std::string, StateValue> values_;
+};
+
+/// How ranks agree on a decision. Every rank must make the same calls in the same order.
+class RankSync {
+ public:
+  virtual ~RankSync() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  /// Logical OR of `decision` over all ranks (Lightning's reduce_boolean_decision(all=False)).
+  virtual bool Any(bool decision) = 0;
+  /// Logical AND of `decision` over all ranks (reduce_boolean_decision(all=True)).
+  virtual bool All(bool decision) = 0;
+  /// Returns once every rank has called it.
+  virtual void Barrier() = 0;
+  /// Rank 0's `decision` on every rank.
+  bool FromRankZero(bool decision) { return Any(rank() == 0 && decision); }
+};
+
+/// One process: decisions are its own.
+class LocalRankSync final : public RankSync {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  bool Any(bool decision) override { return decision; }
+  bool All(bool decision) override { return decision; }
+  void Barrier() override {}
+};
+
+/// All-reduces decisions over a lakerun::dist context (bounded by ctx.timeout()). `ctx` must outlive the result.
+std::unique_ptr<RankSync> NewDistRankSync(dist::Context& ctx);
+
+/// What the Trainer is doing; which entry point is running.
+enum class TrainerFn { kFitting, kValidating, kTesting };
+
+/// The Trainer's view given to callbacks. Callbacks read it and may set should_stop.
+struct TrainerState {
+  TrainerFn fn = TrainerFn::kFitting;
+  bool sanity_checking = false;
+  /// fast_dev_run batches (0: off). Checkpointing and early stopping are disabled when set.
+  int64_t fast_dev_run = 0;
+  int64_t current_epoch = 0;
+  /// Optimizer steps taken so far.
+  int64_t global_step = 0;
+  double val_check_interval = 1.0;
+  /// 0 means validation is not scheduled by epochs.
+  int64_t check_val_every_n_epoch = 1;
+  /// Whether this fit has validation batches at all.
+  bool has_val_batches = true;
+  /// Whether a validation loop has completed in this fit (a missing ModelCheckpoint monitor is then an error).
+  bool validation_has_run = false;
+  MetricMap callback_metrics;
+  bool should_stop = false;
+  std::string default_root_dir = ".";
+  /// The checkpoint this run resumed from ("" if none); never deleted by ModelCheckpoint.
+  std::string ckpt_path;
+  /// Rank agreement; nullptr means a single process.
+  RankSync* sync = nullptr;
+  /// Where checkpoints go; nullptr means LocalFileSystem().
+  FileSystem* fs = nullptr;
+  /// The bytes of a checkpoint of the current training state (called on rank 0 when a checkpoint is written).
+  std::function<std::string()> dump_checkpoint;
+
+  RankSync& Sync() const;
+  FileSystem& Fs() const;
+};
+
+/// Base class of every callback. Hooks default to doing nothing.
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  /// Identifies this callback's state in a checkpoint (Lightning's state_key, e.g.
+  /// "EarlyStopping{'monitor': 'val_loss', 'mode': 'min'}").
+  virtual std::string state_key() const = 0;
+  virtual StateDict state_dict() const { return {}; }
+  virtual void load_state_dict(const StateDict& state) {}
+  /// Monitoring callbacks run after the module's on_train_epoch_end; checkpoint callbacks run last.
+  virtual bool is_checkpoint_callback() const { return false; }
+
+  virtual void Setup(TrainerState& state) {}
+  virtual void OnTrainBatchEnd(TrainerState& state) {}
+  virtual void OnTrainEpochEnd(TrainerState& state) {}
+  virtual void OnValidationEnd(TrainerState& state) {}
+  virtual void OnTrainEnd(TrainerState& state) {}
+};
+
+/// Python's repr of a string as Lightning's state keys show it ('val_loss'), or None for an empty one.
+std::string PyRepr(const std::string& s, bool none_if_empty = false);
+
+}  // namespace lakerun::train
