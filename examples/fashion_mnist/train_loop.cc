@@ -216,7 +216,7 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
       ++result.steps_this_run;
       if (result.steps_this_run == 1) result.first_step_done_s = SecondsSince(start);
       result.losses.push_back(loss_value);
-      LAKERUN_CHECK_AS(InternalError, std::isfinite(loss_value), "rank ", rank, ": the loss became ", loss_value,
+      LAKERUN_CHECK_AS(ConfigError, std::isfinite(loss_value), "rank ", rank, ": the loss became ", loss_value,
                        " at step ", global_step, " (epoch ", epoch, "); lower --lr");
       if (metrics.enabled()) {
         metrics.Write(StrCat("{\"type\":\"step\",\"epoch\":", epoch, ",\"step\":", global_step,
