@@ -27,8 +27,7 @@ size_t DecodePlain(const uint8_t* data, size_t size, int64_t n, ColumnData* out,
       if (static_cast<uint64_t>(n) > size / 4) {
         ctx.Fail(StrCat("PLAIN BYTE_ARRAY: ", n, " values cannot fit in ", size, " bytes"));
       }
-      offsets.reserve(offsets.size() + static_cast<size_t>(n));
-      buf.Reserve(buf.size() + size - static_cast<size_t>(n) * 4);
+      // Pass 1 validates every length; pass 2 copies into memory reserved once.
       for (int64_t i = 0; i < n; ++i) {
         if (size - pos < 4) ctx.Fail(StrCat("PLAIN BYTE_ARRAY: value ", i, " length at byte ", pos, " is truncated"));
         uint32_t len;
@@ -38,9 +37,24 @@ size_t DecodePlain(const uint8_t* data, size_t size, int64_t n, ColumnData* out,
           ctx.Fail(StrCat("PLAIN BYTE_ARRAY: value ", i, " of ", len, " bytes at byte ", pos, " overruns the page (",
                           size - pos, " bytes left)"));
         }
-        buf.Append(data + pos, len);
-        offsets.push_back(static_cast<int64_t>(buf.size()));
         pos += len;
+      }
+      const size_t payload = pos - static_cast<size_t>(n) * 4;
+      const size_t old_offsets = offsets.size();
+      offsets.resize(old_offsets + static_cast<size_t>(n));
+      const size_t old_size = buf.size();
+      buf.Resize(old_size + payload);
+      uint8_t* dst = buf.data() + old_size;
+      int64_t end = static_cast<int64_t>(old_size);
+      size_t in = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t len;
+        std::memcpy(&len, data + in, 4);
+        std::memcpy(dst, data + in + 4, len);
+        dst += len;
+        in += 4 + len;
+        end += len;
+        offsets[old_offsets + static_cast<size_t>(i)] = end;
       }
       out->set_num_values(out->num_values() + n);
       return pos;
