@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <future>
 
 #include "dist/rank_threads.h"
@@ -106,6 +107,26 @@ TEST(CollectivesSingleTest, WorldOfOneIsLocal) {
     EXPECT_EQ(AllGatherBytes(ctx, "solo"), std::vector<std::string>{"solo"});
     EXPECT_THROW_WITH(AllGatherBytes(ctx, "toolong", 3), InvalidArgument, "7 bytes", "limit of 3");
   });
+}
+
+TEST(InitSingleProcessTest, WithoutALauncherInitIsOneRankAndIdempotent) {
+  for (const char* var : {"LAKERUN_LAUNCHER", "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMI_SIZE",
+                          "SLURM_PROCID"}) {
+    unsetenv(var);
+  }
+  EXPECT_FALSE(IsInitialized());
+  EXPECT_THROW_WITH(CurrentContext(), DistError, "Init() has not been called");
+  Context& ctx = Init();
+  EXPECT_EQ(&Init(), &ctx);
+  EXPECT_EQ(&CurrentContext(), &ctx);
+  EXPECT_EQ(ctx.rank(), 0);
+  EXPECT_EQ(ctx.world_size(), 1);
+  EXPECT_EQ(ctx.launcher(), Launcher::kNone);
+  EXPECT_EQ(ctx.backend(), "none");
+  EXPECT_TRUE(ctx.device().is_cpu());
+  EXPECT_EQ(AllReduceDouble(ctx, 2.5, ReduceOp::kMean), 2.5);
+  Shutdown();
+  EXPECT_FALSE(IsInitialized());
 }
 
 TEST(CollectivesErrorTest, PeerThatNeverCallsTimesOut) {

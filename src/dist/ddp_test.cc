@@ -301,6 +301,33 @@ TEST(DdpTest, WorldOfOneLeavesGradientsAlone) {
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(at::equal(got[i], want[i])) << "parameter " << i;
 }
 
+// A module with a buffer (as batch norm's running statistics) that each rank changes in forward.
+struct Counting : torch::nn::Module {
+  Counting() {
+    fc = register_module("fc", torch::nn::Linear(3, 1));
+    seen = register_buffer("seen", at::zeros({2}));
+  }
+  torch::nn::Linear fc{nullptr};
+  at::Tensor seen;
+};
+
+TEST(DdpTest, BuffersFollowRankZero) {
+  std::vector<at::Tensor> after_init(2), after_step(2);
+  RunRanks(2, [&](Context& ctx) {
+    auto net = std::make_shared<Counting>();
+    net->seen.fill_(10.0 * (ctx.rank() + 1));
+    DistributedDataParallel ddp(ctx, net);
+    after_init[ctx.rank()] = net->seen.clone();
+    net->seen.add_(ctx.rank() + 1.0);  // diverges in "forward"
+    net->fc->forward(at::ones({2, 3})).sum().backward();
+    after_step[ctx.rank()] = net->seen.clone();
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(at::equal(after_init[r], at::full({2}, 10.0))) << "rank " << r;
+    EXPECT_TRUE(at::equal(after_step[r], at::full({2}, 11.0))) << "rank " << r;
+  }
+}
+
 TEST(DdpTest, RankThatSkipsBackwardMakesPeersTimeOutNotHang) {
   std::promise<void> rank0_done;
   std::shared_future<void> done = rank0_done.get_future().share();
