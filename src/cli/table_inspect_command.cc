@@ -3,10 +3,12 @@
 // its own Inspect* function.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/command.h"
+#include "cli/table_inspect_delta.h"
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/parquet.h"
@@ -192,13 +194,14 @@ int RunTableInspect(int argc, char** argv) {
   CLI::App app("print the schema, row groups, column chunks and metadata of a table", argv[0]);
   std::string path;
   bool json = false;
-  app.add_option("PATH", path, "a Parquet file")->required();
+  app.add_option("PATH", path, "a Parquet file or a Delta table (a directory holding _delta_log/)")->required();
   app.add_flag("--json", json, "print JSON instead of text");
   CLI11_PARSE(app, argc, argv);
   switch (DetectTableKind(path)) {
     case TableKind::kParquetFile: return InspectParquet(path, json);
     case TableKind::kDeltaTable:
-      LAKERUN_THROW(NotImplemented, path, ": inspecting Delta tables is not supported yet");
+      InspectDeltaTable(path, json, std::cout);
+      return 0;
   }
   return 1;
 }
