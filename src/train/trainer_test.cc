@@ -1,0 +1,216 @@
+#include "lakerun/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include "lakerun/base/error.h"
+#include "lakerun/train/early_stopping.h"
+#include "lakerun/train/model_checkpoint.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
+
+namespace lakerun::train {
+namespace {
+
+struct Regression : Module {
+  explicit Regression(double lr = 0.05) : lr_(lr) {
+    fc = register_module("fc", torch::nn::Linear(4, 1));
+  }
+  at::Tensor TrainingStep(const Batch& b, int64_t) override {
+    at::Tensor loss = torch::mse_loss(fc(b.at("x")), b.at("y"));
+    Log("loss", loss);
+    ++train_calls;
+    return loss;
+  }
+  void ValidationStep(const Batch& b, int64_t) override {
+    Log("val_loss", torch::mse_loss(fc(b.at("x")), b.at("y")));
+    ++val_calls;
+  }
+  Optimizers ConfigureOptimizers() override {
+    return {std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(lr_).momentum(0.9))};
+  }
+  torch::nn::Linear fc{nullptr};
+  double lr_;
+  int train_calls = 0;
+  int val_calls = 0;
+};
+
+struct Data {
+  Data() {
+    torch::manual_seed(7);
+    x = torch::randn({40, 4});
+    y = x.matmul(torch::tensor({1.0f, -2.0f, 0.5f, 3.0f}).unsqueeze(1)) + 0.1f * torch::randn({40, 1});
+  }
+  TensorBatchSource Train() { return TensorBatchSource({{"x", x}, {"y", y}}, 8, /*shuffle_seed=*/11); }
+  TensorBatchSource Val() { return TensorBatchSource({{"x", x.slice(0, 0, 16)}, {"y", y.slice(0, 0, 16)}}, 8); }
+  at::Tensor x, y;
+};
+
+std::unique_ptr<Regression> NewModel() {
+  torch::manual_seed(3);
+  return std::make_unique<Regression>();
+}
+
+TEST(TrainerTest, ResumingFromLastGivesBitwiseIdenticalWeights) {
+  Data data;
+  testing::TempDir straight_dir, resumed_dir;
+  auto straight = NewModel();
+  {
+    TrainerOptions o;
+    o.max_epochs = 4;
+    o.seed = 5;
+    o.default_root_dir = straight_dir.path();
+    ModelCheckpointOptions c;
+    c.save_last = true;
+    Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
+    auto train = data.Train();
+    auto val = data.Val();
+    t.Fit(*straight, train, &val);
+    EXPECT_EQ(t.global_step(), 20);
+  }
+  auto first = NewModel();
+  {
+    TrainerOptions o;
+    o.max_epochs = 2;
+    o.seed = 5;
+    o.default_root_dir = resumed_dir.path();
+    ModelCheckpointOptions c;
+    c.save_last = true;
+    Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
+    auto train = data.Train();
+    auto val = data.Val();
+    t.Fit(*first, train, &val);
+    EXPECT_EQ(t.global_step(), 10);
+  }
+  torch::manual_seed(99);  // a different fresh model: everything must come from the checkpoint
+  auto second = std::make_unique<Regression>();
+  TrainerOptions o;
+  o.max_epochs = 4;
+  o.seed = 1234;  // the checkpoint's RNG state wins
+  o.default_root_dir = resumed_dir.path();
+  ModelCheckpointOptions c;
+  c.save_last = true;
+  Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
+  auto train = data.Train();
+  auto val = data.Val();
+  t.Fit(*second, train, &val, "last");
+  EXPECT_EQ(t.global_step(), 20);
+  EXPECT_EQ(second->train_calls, 10);  // only the remaining two epochs ran
+  EXPECT_TRUE(torch::equal(second->fc->weight, straight->fc->weight));
+  EXPECT_TRUE(torch::equal(second->fc->bias, straight->fc->bias));
+}
+
+TEST(TrainerTest, ValidationMetricsReachCallbacksAndEarlyStoppingEndsTheFit) {
+  Data data;
+  testing::TempDir dir;
+  torch::manual_seed(3);
+  Regression model(0.01);  // a smaller step than the default, so val_loss falls steadily
+  TrainerOptions o;
+  o.max_epochs = 50;
+  o.default_root_dir = dir.path();
+  EarlyStoppingOptions e;
+  e.monitor = "val_loss";
+  e.patience = 50;
+  e.stopping_threshold = 0.5;
+  auto stop = std::make_shared<EarlyStopping>(e);
+  Trainer t(o, {stop});
+  auto train = data.Train();
+  auto val = data.Val();
+  t.Fit(model, train, &val);
+  EXPECT_TRUE(t.state().should_stop);
+  EXPECT_EQ(stop->stopping_reason(), StoppingReason::kStoppingThreshold);
+  EXPECT_LT(t.callback_metrics().at("val_loss"), 0.5f);
+  EXPECT_LT(t.current_epoch(), 49);
+  EXPECT_EQ(stop->stopped_epoch(), t.current_epoch());
+  EXPECT_EQ(t.callback_metrics().count("loss"), 1u);
+}
+
+TEST(TrainerTest, AccumulationStepsOnGroupsAndTheEpochsLastBatch) {
+  Data data;
+  auto model = NewModel();
+  TrainerOptions o;
+  o.max_epochs = 2;
+  o.accumulate_grad_batches = 2;  // 5 batches per epoch -> steps after batches 2, 4, 5
+  o.num_sanity_val_steps = 0;
+  Trainer t(o);
+  auto train = data.Train();
+  t.Fit(*model, train);
+  EXPECT_EQ(t.global_step(), 6);
+  EXPECT_EQ(model->train_calls, 10);
+}
+
+TEST(TrainerTest, LimitsMaxStepsSanityCheckAndFastDevRun) {
+  Data data;
+  auto model = NewModel();
+  TrainerOptions o;
+  o.max_epochs = 3;
+  o.limit_train_batches = 2;
+  o.limit_val_batches = 1;
+  o.num_sanity_val_steps = 1;
+  Trainer t(o);
+  auto train = data.Train();
+  auto val = data.Val();
+  t.Fit(*model, train, &val);
+  EXPECT_EQ(t.global_step(), 6);
+  EXPECT_EQ(model->val_calls, 1 + 3);  // sanity check + one batch per epoch
+
+  auto capped = NewModel();
+  TrainerOptions m;
+  m.max_steps = 7;
+  m.num_sanity_val_steps = 0;
+  Trainer ts(m);
+  ts.Fit(*capped, train);
+  EXPECT_EQ(ts.global_step(), 7);
+
+  testing::TempDir dir;
+  auto quick = NewModel();
+  TrainerOptions f;
+  f.fast_dev_run = 2;
+  f.default_root_dir = dir.path();
+  Trainer tf(f, {std::make_shared<ModelCheckpoint>(ModelCheckpointOptions{})});
+  tf.Fit(*quick, train, &val);
+  EXPECT_EQ(tf.global_step(), 2);
+  EXPECT_FALSE(LocalFileSystem().Exists(dir.Join("checkpoints")));  // no checkpoints under fast_dev_run
+}
+
+TEST(TrainerTest, GradientClippingByValueBoundsEveryGradient) {
+  Data data;
+  struct Probe : Regression {
+    at::Tensor TrainingStep(const Batch& b, int64_t i) override { return Regression::TrainingStep(b, i) * 1000.0; }
+  };
+  torch::manual_seed(3);
+  Probe model;
+  TrainerOptions o;
+  o.max_epochs = 1;
+  o.limit_train_batches = 1;
+  o.gradient_clip_val = 0.01;
+  o.gradient_clip_algorithm = "value";
+  Trainer t(o);
+  auto train = data.Train();
+  t.Fit(model, train);
+  for (const auto& p : model.parameters()) EXPECT_LE(p.grad().abs().max().item<float>(), 0.01f);
+}
+
+TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {
+  TrainerOptions o;
+  o.accumulate_grad_batches = 0;
+  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accumulate_grad_batches", "0");
+  o = TrainerOptions{};
+  o.gradient_clip_algorithm = "l3";
+  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "gradient_clip_algorithm", "'l3'");
+  o = TrainerOptions{};
+  o.max_epochs = -2;
+  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "max_epochs", "-2");
+
+  Data data;
+  auto model = NewModel();
+  auto train = data.Train();
+  Trainer t(TrainerOptions{});
+  EXPECT_THROW_WITH(t.Fit(*model, train, nullptr, "best"), ConfigError, "best");
+  testing::TempDir dir;
+  LocalFileSystem().WriteAtomically(dir.Join("junk.ckpt"), "not a checkpoint");
+  EXPECT_THROW_WITH(t.Fit(*model, train, nullptr, dir.Join("junk.ckpt")), CorruptDataError, "junk.ckpt");
+  EXPECT_THROW_WITH(model->Log("x", 1.0), InvalidArgument, "'x'", "outside");
+}
+
+}  // namespace
+}  // namespace lakerun::train
