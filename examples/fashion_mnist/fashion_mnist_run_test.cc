@@ -8,6 +8,7 @@
 
 #include <torch/optim/sgd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -165,7 +166,8 @@ TEST(FashionMnistProgramTest, TwoRanksAverageGradientsAndRankZeroCheckpoints) {
   const std::string checkpoints = dir.Join("checkpoints");
   const std::vector<std::string> args = {Program(), "--epochs", "2", "--train-limit", "2000", "--test-limit", "1000",
                                          "--lr", "0.01", "--log-interval", "5", "--checkpoint-dir", checkpoints,
-                                         "--metrics-file", dir.Join("metrics.{rank}.jsonl")};
+                                         "--metrics-file", dir.Join("metrics.{rank}.jsonl"),
+                                         "--tracking-uri", dir.Join("mlruns"), "--experiment", "fm-test"};
   std::string output;
   if (const std::string launcher = Launcher(); !launcher.empty()) {
     std::vector<std::string> argv = {launcher, "launch", "-n", "2", "--"};
@@ -222,6 +224,33 @@ TEST(FashionMnistProgramTest, TwoRanksAverageGradientsAndRankZeroCheckpoints) {
   const CheckpointPosition position = LoadCheckpoint(JoinPath(checkpoints, "checkpoint-epoch-2.pt"), *net, optimizer);
   EXPECT_EQ(position.epoch, 2);
   EXPECT_EQ(position.global_step, 20);
+
+  // Rank 0 alone tracked the run in MLflow's file-store layout: one run, FINISHED, with params, the loss every
+  // --log-interval steps, test metrics per epoch, both checkpoints and the final model.
+  const std::string mlruns = dir.Join("mlruns");
+  std::vector<std::string> experiments;
+  for (const FileInfo& f : LocalFileSystem().List(mlruns)) {
+    if (f.is_directory && f.name != "0" && f.name != ".trash") experiments.push_back(f.name);
+  }
+  ASSERT_EQ(experiments.size(), 1u);
+  const std::string experiment = JoinPath(mlruns, experiments[0]);
+  EXPECT_THAT(LocalFileSystem().ReadFile(JoinPath(experiment, "meta.yaml")), ::testing::HasSubstr("name: fm-test"));
+  std::vector<std::string> runs;
+  for (const FileInfo& f : LocalFileSystem().List(experiment)) {
+    if (f.is_directory) runs.push_back(f.name);
+  }
+  ASSERT_EQ(runs.size(), 1u) << "only rank 0 may start a run";
+  const std::string run = JoinPath(experiment, runs[0]);
+  EXPECT_THAT(LocalFileSystem().ReadFile(JoinPath(run, "meta.yaml")), ::testing::HasSubstr("status: 3"));
+  EXPECT_EQ(LocalFileSystem().ReadFile(JoinPath(run, "params/world_size")), "2");
+  EXPECT_EQ(LocalFileSystem().ReadFile(JoinPath(run, "params/batch_size")), "100");
+  auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+  // 10 steps per epoch, logged at steps 1 and 6 of each epoch (batch 0 and 5).
+  EXPECT_EQ(lines(LocalFileSystem().ReadFile(JoinPath(run, "metrics/train_loss"))), 4);
+  EXPECT_EQ(lines(LocalFileSystem().ReadFile(JoinPath(run, "metrics/test_accuracy"))), 2);
+  EXPECT_TRUE(LocalFileSystem().Exists(JoinPath(run, "artifacts/checkpoints/checkpoint-epoch-2.pt")));
+  EXPECT_TRUE(LocalFileSystem().Exists(JoinPath(run, "artifacts/model/MLmodel")));
+  EXPECT_TRUE(LocalFileSystem().Exists(JoinPath(run, "artifacts/model/data/model.safetensors")));
 }
 
 TEST(FashionMnistProgramTest, ResumesFromTheLatestCheckpoint) {

@@ -16,9 +16,11 @@
 #include <string>
 
 #include "dataset.h"
+#include "experiment_log.h"
 #include "lakerun/base/error.h"
 #include "lakerun/dist/collectives.h"
 #include "lakerun/dist/init.h"
+#include "lakerun/dist/lr_scaling.h"
 #include "options.h"
 #include "train_loop.h"
 
@@ -88,7 +90,15 @@ int Run(int argc, char** argv) {
                 static_cast<long long>(options.batch_size));
     std::fflush(stdout);
   }
-  const TrainResult result = Train(options, ctx, data, start);
+  ExperimentLog experiment(options, ctx.world_size(),
+                           dist::ScaleLearningRate(options.lr, ctx.world_size(), options.scale_lr));
+  std::shared_ptr<torch::nn::Module> trained;
+  const TrainResult result = Train(options, ctx, data, start, &experiment, &trained);
+  if (experiment.active() && trained) {
+    const std::string where = experiment.Finish(*trained);
+    std::printf("Tracked: %s\n", where.c_str());
+    std::fflush(stdout);
+  }
 
   // Every rank's peak RSS, gathered on every rank (cheap: a few bytes).
   const std::vector<std::string> rss = dist::AllGatherBytes(ctx, Json(PeakRssMb()));

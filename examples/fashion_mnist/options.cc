@@ -69,6 +69,11 @@ Trains PyTorch's MNIST CNN on Fashion-MNIST on one process, or on every rank of 
   --metrics-file PATH      JSON lines per step and evaluation ("{rank}" in PATH: one file per rank)
   --save-initial-weights PATH   write the initial parameters in torch.save format (rank 0)
   --init-weights PATH      start from parameters in torch.save format (a dict name -> tensor)
+  --tracking-uri URI       where rank 0 logs params, metrics and the model (MLFLOW_TRACKING_URI, else ./mlruns)
+  --experiment NAME        experiment to log to (MLFLOW_EXPERIMENT_NAME, else fashion-mnist)
+  --run-name NAME          name of the run (generated if not given)
+  --no-tracking            log nothing
+  --no-log-model           log params and metrics but not the final model
 )";
 }
 
@@ -98,6 +103,9 @@ ExampleOptions ParseOptions(int argc, const char* const* argv) {
       {"--save-initial-weights", [&](auto&, auto& v) { o.save_initial_weights = v; }},
       {"--init-weights", [&](auto&, auto& v) { o.init_weights = v; }},
       {"--scale-lr", [&](auto&, auto& v) { o.scale_lr = ParseScaling(v); }},
+      {"--tracking-uri", [&](auto&, auto& v) { o.tracking_uri = v; }},
+      {"--experiment", [&](auto&, auto& v) { o.experiment = v; }},
+      {"--run-name", [&](auto&, auto& v) { o.run_name = v; }},
   };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -114,6 +122,10 @@ ExampleOptions ParseOptions(int argc, const char* const* argv) {
       o.resume = true;
     } else if (arg == "--no-dropout" && !has_value) {
       o.dropout = false;
+    } else if (arg == "--no-tracking" && !has_value) {
+      o.tracking = false;
+    } else if (arg == "--no-log-model" && !has_value) {
+      o.log_model = false;
     } else if (arg == "--scale-lr" && !has_value) {
       o.scale_lr = dist::LrScaling::kLinear;  // the bare flag; the value form goes through with_value
     } else if (auto it = with_value.find(arg); it != with_value.end()) {

@@ -39,6 +39,12 @@ struct ExampleOptions {
                                ///< without it only rank 0 writes
   std::string save_initial_weights;  ///< write the initial parameters (torch.save format) here, from rank 0
   std::string init_weights;          ///< load the initial parameters from this file (torch.save format)
+  /// MLflow-style tracking through lakerun::track, from rank 0. Empty: MLFLOW_TRACKING_URI, else ./mlruns.
+  std::string tracking_uri;
+  std::string experiment;      ///< empty: MLFLOW_EXPERIMENT_NAME, else "fashion-mnist"
+  std::string run_name;        ///< empty: a generated name
+  bool tracking = true;        ///< --no-tracking turns it off
+  bool log_model = true;       ///< --no-log-model: skip logging the final model
   bool help = false;
 };
 

@@ -112,10 +112,13 @@ void PrintTestLine(const EvalResult& eval) {
 }  // namespace
 
 TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const FashionMnist& data,
-                  std::chrono::system_clock::time_point start) {
+                  std::chrono::system_clock::time_point start, TrainObserver* observer,
+                  std::shared_ptr<torch::nn::Module>* trained) {
   const int rank = ctx.rank();
   const int world = ctx.world_size();
   const bool leader = rank == 0;
+  TrainObserver no_observer;
+  TrainObserver& observe = observer != nullptr && leader ? *observer : no_observer;
 
   const int64_t train_available = data.train_images.size(0);
   const int64_t train_size = options.train_limit > 0 ? std::min(options.train_limit, train_available) : train_available;
@@ -173,6 +176,7 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
     metrics.Write(StrCat("{\"type\":\"eval\",\"epoch\":", epoch, ",\"step\":", global_step,
                          ",\"test_loss\":", FormatDouble(result.test.average_loss),
                          ",\"test_accuracy\":", FormatDouble(result.test.accuracy()), ",\"t\":", FormatDouble(t), "}"));
+    observe.OnEvaluation(global_step, epoch, result.test);
     if (options.target_accuracy > 0 && result.test.accuracy() >= options.target_accuracy) {
       if (!result.time_to_target_s) result.time_to_target_s = t;
       stop = true;
@@ -228,6 +232,7 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
                     static_cast<long long>(first * world), static_cast<long long>(train_size),
                     100.0 * static_cast<double>(batch_idx) / static_cast<double>(steps_per_epoch), loss_value);
         std::fflush(stdout);
+        observe.OnTrainLoss(global_step, epoch, loss_value);
       }
       if (options.eval_every > 0 && global_step % options.eval_every == 0) {
         evaluate_and_check(epoch);
@@ -250,6 +255,7 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
           SaveCheckpoint(options.checkpoint_dir, {.epoch = epoch, .global_step = global_step}, *net, optimizer);
       std::printf("Saved checkpoint %s\n", path.c_str());
       std::fflush(stdout);
+      observe.OnCheckpoint(epoch, path);
     }
   }
   if (last_eval_step != global_step || result.test.total == 0) {
@@ -265,6 +271,7 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
     std::snprintf(buffer, sizeof(buffer), "%.17g", checksum);
     metrics.Write(StrCat("{\"type\":\"final\",\"step\":", global_step, ",\"param_checksum\":", buffer, "}"));
   }
+  if (trained != nullptr) *trained = net.ptr();
   result.steps = global_step;
   result.train_seconds = train_seconds;
   if (steady_steps > 0) {

@@ -11,10 +11,16 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dataset.h"
+
+namespace torch::nn {
+class Module;
+}
 #include "lakerun/dist/init.h"
 #include "options.h"
 
@@ -43,8 +49,23 @@ struct TrainResult {
   std::vector<float> losses;        ///< this rank's loss at every step of this run
 };
 
+/// Receives the loop's events on rank 0, e.g. to log them to an experiment tracker. Calls come from the training
+/// thread, so implementations must return quickly (lakerun::track only enqueues).
+class TrainObserver {
+ public:
+  virtual ~TrainObserver() = default;
+  /// Every --log-interval steps: this rank's loss after optimizer step `step` (1-based, counted across epochs).
+  virtual void OnTrainLoss(int64_t step, int64_t epoch, double loss) {}
+  /// After each evaluation on the test set (the same result on every rank).
+  virtual void OnEvaluation(int64_t step, int64_t epoch, const EvalResult& eval) {}
+  /// After rank 0 wrote a checkpoint.
+  virtual void OnCheckpoint(int64_t epoch, const std::string& path) {}
+};
+
 /// Runs the whole training. `start` is the reference for the reported times (the program's start, or BENCH_T0).
+/// `observer` (may be null) sees rank 0's events; `trained` (may be null) receives the trained module.
 TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const FashionMnist& data,
-                  std::chrono::system_clock::time_point start);
+                  std::chrono::system_clock::time_point start, TrainObserver* observer = nullptr,
+                  std::shared_ptr<torch::nn::Module>* trained = nullptr);
 
 }  // namespace lakerun::examples
