@@ -190,6 +190,47 @@ TEST(TrainerTest, GradientClippingByValueBoundsEveryGradient) {
   for (const auto& p : model.parameters()) EXPECT_LE(p.grad().abs().max().item<float>(), 0.01f);
 }
 
+TEST(TrainerTest, ResumingMidEpochRestoresTheLoaderPosition) {
+  Data data;
+  auto straight = NewModel();
+  {
+    TrainerOptions o;
+    o.max_epochs = 2;
+    o.distributed = false;
+    Trainer t(o);
+    auto train = data.Train();
+    t.Fit(*straight, train);
+    EXPECT_EQ(t.global_step(), 10);
+  }
+  testing::TempDir dir;
+  ModelCheckpointOptions c;
+  c.save_last = true;
+  c.every_n_train_steps = 7;  // step 7 = the second batch of epoch 1 (5 batches per epoch)
+  {
+    auto first = NewModel();
+    TrainerOptions o;
+    o.max_steps = 7;
+    o.distributed = false;
+    o.default_root_dir = dir.path();
+    Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
+    auto train = data.Train();
+    t.Fit(*first, train);
+  }
+  torch::manual_seed(42);
+  Regression second;
+  TrainerOptions o;
+  o.max_epochs = 2;
+  o.distributed = false;
+  o.default_root_dir = dir.path();
+  Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
+  auto train = data.Train();
+  t.Fit(second, train, nullptr, "last");
+  EXPECT_EQ(second.train_calls, 3);  // the rest of epoch 1 only
+  EXPECT_EQ(t.global_step(), 10);
+  EXPECT_TRUE(torch::equal(second.fc->weight, straight->fc->weight));
+  EXPECT_TRUE(torch::equal(second.fc->bias, straight->fc->bias));
+}
+
 TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {
   TrainerOptions o;
   o.accumulate_grad_batches = 0;
