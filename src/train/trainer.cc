@@ -221,6 +221,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   Impl& im = *impl_;
   im.module = &module;
   // Ranks.
+  im.ddp.reset();  // a previous Fit's hooks go before new ones are registered
   if (options_.distributed) {
     dist::Context& ctx = dist::Init();
     if (ctx.world_size() > 1) {

@@ -231,6 +231,29 @@ TEST(TrainerTest, ResumingMidEpochRestoresTheLoaderPosition) {
   EXPECT_TRUE(torch::equal(second.fc->bias, straight->fc->bias));
 }
 
+TEST(TrainerTest, MinEpochsOutlastAnEarlyStopAndValidationFollowsItsSchedule) {
+  Data data;
+  auto model = NewModel();
+  TrainerOptions o;
+  o.max_epochs = 10;
+  o.min_epochs = 4;
+  o.check_val_every_n_epoch = 2;
+  o.num_sanity_val_steps = 0;
+  o.distributed = false;
+  EarlyStoppingOptions e;
+  e.monitor = "val_loss";
+  e.stopping_threshold = 1e9;  // wants to stop at the first check
+  auto stop = std::make_shared<EarlyStopping>(e);
+  Trainer t(o, {stop});
+  auto train = data.Train();
+  auto val = data.Val();
+  t.Fit(*model, train, &val);
+  EXPECT_EQ(stop->check_on_train_epoch_end(), false);  // validation is not every epoch: checked after validation
+  EXPECT_EQ(t.current_epoch(), 3);                      // stopped at epoch 1, kept going until min_epochs = 4
+  EXPECT_EQ(model->val_calls, 2 * 2);                   // epochs 1 and 3, two batches each
+  EXPECT_EQ(t.global_step(), 20);
+}
+
 TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {
   TrainerOptions o;
   o.accumulate_grad_batches = 0;
