@@ -124,7 +124,18 @@ class Trainer::Impl {
   int64_t epochs_processed = 0;  // completed train epochs (Lightning's epoch_progress.current.processed)
   int64_t batches_in_epoch = 0;  // batches done in the running epoch (0 at an epoch boundary)
   std::map<std::string, int64_t> loader_state;
+  MetricMap pending_step;  // step metrics since the last step that reached the run
 };
+
+namespace {
+// Sends metrics to the run on rank 0 with an `epoch` key, at `step` (Lightning's _batches_that_stepped axis).
+void SendToRun(track::Run* run, const TrainerState& state, const MetricMap& metrics, int64_t step) {
+  if (run == nullptr || metrics.empty() || state.Sync().rank() != 0 || state.fast_dev_run > 0) return;
+  std::map<std::string, double> out(metrics.begin(), metrics.end());
+  out["epoch"] = static_cast<double>(state.current_epoch);
+  run->LogMetrics(out, step);
+}
+}  // namespace
 
 Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> callbacks)
     : impl_(std::make_unique<Impl>()), options_(std::move(options)) {
@@ -149,6 +160,8 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
                    "Trainer: gradient_clip_algorithm must be 'norm' or 'value', got '", o.gradient_clip_algorithm,
                    "'");
   LAKERUN_CHECK_AS(ConfigError, o.fast_dev_run >= 0, "Trainer: fast_dev_run must be >= 0, got ", o.fast_dev_run);
+  LAKERUN_CHECK_AS(ConfigError, o.log_every_n_steps >= 1, "Trainer: log_every_n_steps must be >= 1, got ",
+                   o.log_every_n_steps);
   // Checkpoint callbacks run last (trainer.md §2.6), otherwise the given order.
   for (auto& cb : callbacks) {
     LAKERUN_CHECK_AS(ConfigError, cb != nullptr, "Trainer: a callback is null");
@@ -232,6 +245,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     }
   }
   im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
+  im.pending_step.clear();
   state_ = TrainerState{};
   state_.fn = TrainerFn::kFitting;
   state_.fast_dev_run = options_.fast_dev_run;
@@ -419,16 +433,23 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       }
       ++batch_idx;
       im.batches_in_epoch = batch_idx;
-      for (const auto& [key, v] : im.metrics->EndStep()) logged_[key] = v;
+      for (const auto& [key, v] : im.metrics->EndStep()) {
+        logged_[key] = v;
+        im.pending_step[key] = v;
+      }
       for (const auto& [key, v] : im.metrics->callback_metrics()) state_.callback_metrics[key] = v;
       for (auto& cb : callbacks_) cb->OnTrainBatchEnd(state_);
+      if (stepping && (state_.global_step % options_.log_every_n_steps == 0 || state_.should_stop)) {
+        SendToRun(options_.run, state_, im.pending_step, state_.global_step - 1);
+        im.pending_step.clear();
+      }
       if (steps_done()) break;
       cur = std::move(nxt);
     }
 
     // Validation, when due, runs before the train-epoch-end hooks.
     if (val != nullptr && options_.limit_val_batches != 0 && (epoch + 1) % options_.check_val_every_n_epoch == 0) {
-      Validate(module, *val);
+      SendToRun(options_.run, state_, Validate(module, *val), std::max<int64_t>(state_.global_step - 1, 0));
       state_.fn = TrainerFn::kFitting;
       state_.validation_has_run = true;
       for (auto& cb : callbacks_) cb->OnValidationEnd(state_);
@@ -446,8 +467,10 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     module.metrics_ = im.metrics.get();
     module.hook_ = LogHook::kEpochEnd;
     module.OnTrainEpochEnd();
-    for (const auto& [key, v] : im.metrics->EndEpoch()) logged_[key] = v;
+    const MetricMap epoch_metrics = im.metrics->EndEpoch();
+    for (const auto& [key, v] : epoch_metrics) logged_[key] = v;
     for (const auto& [key, v] : im.metrics->callback_metrics()) state_.callback_metrics[key] = v;
+    SendToRun(options_.run, state_, epoch_metrics, std::max<int64_t>(state_.global_step - 1, 0));
     module.metrics_ = nullptr;
     for (auto& cb : callbacks_) {
       if (monitoring(cb)) cb->OnTrainEpochEnd(state_);

@@ -3,6 +3,8 @@
 #include <torch/torch.h>
 
 #include "lakerun/base/error.h"
+#include "lakerun/track/store.h"
+#include "lakerun/track/tracker.h"
 #include "lakerun/train/early_stopping.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun_testing/matchers.h"
@@ -252,6 +254,38 @@ TEST(TrainerTest, MinEpochsOutlastAnEarlyStopAndValidationFollowsItsSchedule) {
   EXPECT_EQ(t.current_epoch(), 3);                      // stopped at epoch 1, kept going until min_epochs = 4
   EXPECT_EQ(model->val_calls, 2 * 2);                   // epochs 1 and 3, two batches each
   EXPECT_EQ(t.global_step(), 20);
+}
+
+TEST(TrainerTest, MetricsReachTheTrackingRunOnLightningsStepAxis) {
+  Data data;
+  testing::TempDir dir;
+  track::TrackerOptions to;
+  to.handle_signals = false;
+  to.add_system_tags = false;
+  track::Tracker tracker(dir.Join("mlruns"), to);
+  track::Run run = tracker.StartRun();
+  auto model = NewModel();
+  TrainerOptions o;
+  o.max_epochs = 2;
+  o.num_sanity_val_steps = 0;
+  o.distributed = false;
+  o.log_every_n_steps = 2;
+  o.run = &run;
+  Trainer t(o);
+  auto train = data.Train();
+  auto val = data.Val();
+  t.Fit(*model, train, &val);
+  run.Flush();
+  auto store = track::OpenStore(dir.Join("mlruns"));
+  std::vector<int64_t> loss_steps, val_steps;
+  for (const auto& m : store->GetMetricHistory(run.run_id(), "loss")) loss_steps.push_back(m.step);
+  for (const auto& m : store->GetMetricHistory(run.run_id(), "val_loss")) val_steps.push_back(m.step);
+  EXPECT_EQ(loss_steps, (std::vector<int64_t>{1, 3, 5, 7, 9}));  // (steps before + 1) % 2 == 0
+  EXPECT_EQ(val_steps, (std::vector<int64_t>{4, 9}));           // the last batch's step of each epoch
+  auto epochs = store->GetMetricHistory(run.run_id(), "epoch");
+  ASSERT_FALSE(epochs.empty());
+  EXPECT_EQ(epochs.back().value, 1.0);
+  run.End();
 }
 
 TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {

@@ -31,6 +31,7 @@
 
 #include "lakerun/data/loader.h"
 #include "lakerun/train/callback.h"
+#include "lakerun/track/run.h"
 #include "lakerun/train/logged_metrics.h"
 
 namespace lakerun::train {
@@ -134,6 +135,10 @@ struct TrainerOptions {
   int64_t fast_dev_run = 0;
   /// Join lakerun::dist (Init()) and wrap the module in DistributedDataParallel when the world size is > 1.
   bool distributed = true;
+  /// Where logged metrics go (rank 0 only; not owned, must outlive the Trainer); nullptr: nowhere.
+  track::Run* run = nullptr;
+  /// Step metrics reach `run` when (optimizer steps before this one + 1) % log_every_n_steps == 0, or on should_stop.
+  int64_t log_every_n_steps = 50;
 };
 
 class Trainer {
