@@ -6,6 +6,8 @@
 #include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 
+#include <iomanip>
+#include <iostream>
 #include <sstream>
 
 #include "lakerun/base/error.h"
@@ -40,6 +42,22 @@ std::string ReadString(torch::serialize::InputArchive& ar, const std::string& ke
   LAKERUN_CHECK_AS(CorruptDataError, ar.try_read(key, v) && v.isString(), "checkpoint ", path, ": key '", key,
                    "' is missing or not a string");
   return v.toStringRef();
+}
+
+// One plain progress line on rank 0: "epoch 1/4 step 20 loss=0.3481 val_loss=0.2205".
+void PrintProgress(const TrainerOptions& o, const TrainerState& state, int64_t max_epochs, const MetricMap& prog,
+                   const char* what) {
+  if (o.progress_every_n_steps <= 0 || state.Sync().rank() != 0) return;
+  std::ostringstream line;
+  line << what << " epoch " << state.current_epoch;
+  if (max_epochs >= 0) line << "/" << max_epochs;
+  line << " step " << state.global_step;
+  line.setf(std::ios::fixed);
+  line << std::setprecision(4);
+  for (const auto& [k, v] : prog) line << " " << k << "=" << v;
+  line << "\n";
+  std::ostream& out = o.progress_stream != nullptr ? *o.progress_stream : std::cerr;
+  out << line.str() << std::flush;
 }
 
 }  // namespace
@@ -439,6 +457,10 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       }
       for (const auto& [key, v] : im.metrics->callback_metrics()) state_.callback_metrics[key] = v;
       for (auto& cb : callbacks_) cb->OnTrainBatchEnd(state_);
+      if (stepping && options_.progress_every_n_steps > 0 &&
+          state_.global_step % options_.progress_every_n_steps == 0) {
+        PrintProgress(options_, state_, max_epochs, im.metrics->progress_bar_metrics(), "train");
+      }
       if (stepping && (state_.global_step % options_.log_every_n_steps == 0 || state_.should_stop)) {
         SendToRun(options_.run, state_, im.pending_step, state_.global_step - 1);
         im.pending_step.clear();
@@ -475,6 +497,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     for (auto& cb : callbacks_) {
       if (monitoring(cb)) cb->OnTrainEpochEnd(state_);
     }
+    PrintProgress(options_, state_, max_epochs, im.metrics->progress_bar_metrics(), "end of");
     if (state_.should_stop && epoch + 1 >= options_.min_epochs) break;
   }
   module.metrics_ = nullptr;

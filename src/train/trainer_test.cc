@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <sstream>
+
 #include "lakerun/base/error.h"
 #include "lakerun/track/store.h"
 #include "lakerun/track/tracker.h"
@@ -286,6 +288,35 @@ TEST(TrainerTest, MetricsReachTheTrackingRunOnLightningsStepAxis) {
   ASSERT_FALSE(epochs.empty());
   EXPECT_EQ(epochs.back().value, 1.0);
   run.End();
+}
+
+TEST(TrainerTest, ProgressLinesShowProgBarMetricsOnly) {
+  Data data;
+  struct Shown : Regression {
+    at::Tensor TrainingStep(const Batch& b, int64_t i) override {
+      at::Tensor loss = Regression::TrainingStep(b, i);
+      LogOptions bar;
+      bar.prog_bar = true;
+      Log("shown", 1.5, bar);
+      return loss;
+    }
+  };
+  torch::manual_seed(3);
+  Shown model;
+  std::ostringstream out;
+  TrainerOptions o;
+  o.max_epochs = 2;
+  o.distributed = false;
+  o.progress_every_n_steps = 4;
+  o.progress_stream = &out;
+  Trainer t(o);
+  auto train = data.Train();
+  t.Fit(model, train);
+  EXPECT_EQ(out.str(),
+            "train epoch 0/2 step 4 shown=1.5000\n"
+            "end of epoch 0/2 step 5 shown=1.5000\n"
+            "train epoch 1/2 step 8 shown=1.5000\n"
+            "end of epoch 1/2 step 10 shown=1.5000\n");
 }
 
 TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {

@@ -23,6 +23,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -139,6 +140,11 @@ struct TrainerOptions {
   track::Run* run = nullptr;
   /// Step metrics reach `run` when (optimizer steps before this one + 1) % log_every_n_steps == 0, or on should_stop.
   int64_t log_every_n_steps = 50;
+  /// Rank 0 prints a plain progress line (epoch, step, prog_bar metrics) every this many optimizer steps and at each
+  /// epoch end; 0: no progress output.
+  int64_t progress_every_n_steps = 50;
+  /// Where progress lines go; nullptr: stderr.
+  std::ostream* progress_stream = nullptr;
 };
 
 class Trainer {
