@@ -53,3 +53,14 @@ function(lakerun_cc_binary)
     lakerun_torch_pch(${B_NAME})
   endif()
 endfunction()
+
+# lakerun_add_subdirectories(): adds every sub-directory holding a CMakeLists.txt, so each one owns its targets
+# and adding one needs no edit in its parent.
+function(lakerun_add_subdirectories)
+  file(GLOB children CONFIGURE_DEPENDS LIST_DIRECTORIES true ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  foreach(child ${children})
+    if(IS_DIRECTORY ${child} AND EXISTS ${child}/CMakeLists.txt)
+      add_subdirectory(${child})
+    endif()
+  endforeach()
+endfunction()

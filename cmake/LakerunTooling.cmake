@@ -27,6 +27,14 @@ function(lakerun_torch_pch target)
       target_link_libraries(lakerun_torch_pch_host PUBLIC ${TORCH_LIBRARIES})
       target_precompile_headers(lakerun_torch_pch_host PRIVATE ${PROJECT_SOURCE_DIR}/cmake/torch_pch.h)
     endif()
+    # The PCH is built for a static library (-fPIC). GCC rejects a PCH built with other -fpic/-fpie settings
+    # (-Winvalid-pch) and silently re-parses torch (~25 s per TU), so executables that reuse it compile -fPIC too;
+    # -fPIC objects link into PIE executables unchanged.
+    get_target_property(kind ${target} TYPE)
+    if(kind STREQUAL "EXECUTABLE")
+      set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+      target_compile_options(${target} PRIVATE -fPIC)
+    endif()
     target_precompile_headers(${target} REUSE_FROM lakerun_torch_pch_host)
   endif()
 endfunction()
