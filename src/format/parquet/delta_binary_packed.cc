@@ -70,15 +70,12 @@ void DeltaBinaryPackedDecoder::Decode(T* out, int64_t n) {
     out[i++] = static_cast<T>(static_cast<U>(last_));
     first_pending_ = false;
   }
-  const int width_limit = static_cast<int>(sizeof(T) * 8);
+  // Miniblocks may be wider than T (up to 64 bits, checked in StartMiniblock): writers that compute INT32 deltas in
+  // 64 bits (DuckDB's PARQUET_VERSION V2) emit 33-bit widths. The sum below wraps in T's width, which yields the
+  // same values as 32-bit deltas would.
   while (i < n) {
     if (delta_pos_ == 8) {
-      if (left_in_miniblock_ == 0) {
-        StartMiniblock();
-        if (mb_width_ > width_limit) {
-          context_->Fail(StrCat("DELTA_BINARY_PACKED: bit width ", mb_width_, " exceeds ", width_limit));
-        }
-      }
+      if (left_in_miniblock_ == 0) StartMiniblock();
       // Unpack the next 8 deltas through a padded copy when the miniblock data is short.
       const size_t group_bytes = static_cast<size_t>(mb_width_);
       if (mb_left_ >= group_bytes + 16) {

@@ -4,6 +4,7 @@
 #include <limits>
 #include <random>
 
+#include "format/parquet/delta_binary_packed.h"
 #include "format/parquet/codec.h"
 #include "format/parquet/metadata_thrift.h"
 #include "format/parquet/rle_decoder.h"
@@ -148,6 +149,43 @@ TEST(RleTest, DataEndingEarlyIsCorrupt) {
   std::vector<uint32_t> out(30);
   EXPECT_THROW_WITH(dec.Decode<uint32_t>(out.data(), 30), CorruptDataError, "ends 10 values early");
   EXPECT_THROW_WITH(RleDecoder(nullptr, 0, 33, &ctx), CorruptDataError, "bit width 33");
+}
+
+// DuckDB's V2 writer computes INT32 deltas in 64 bits, so a miniblock can be 33 bits wide; read modulo 2^32.
+TEST(DeltaTest, Int32MiniblocksWiderThan32BitsWrap) {
+  auto varint = [](uint64_t v, std::string* out) {
+    while (v >= 0x80) {
+      out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out->push_back(static_cast<char>(v));
+  };
+  auto zigzag = [](int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); };
+  const std::vector<int32_t> values = {INT32_MAX, INT32_MIN, 0};
+  // 64-bit deltas: -4294967295 and 2147483648; min delta -4294967295; adjusted: 0 and 6442450943 (33 bits).
+  std::string enc;
+  varint(128, &enc);
+  varint(4, &enc);
+  varint(values.size(), &enc);
+  varint(zigzag(INT32_MAX), &enc);
+  varint(zigzag(-4294967295LL), &enc);
+  enc += std::string("\x21\x00\x00\x00", 4);  // widths 33, 0, 0, 0
+  std::string packed(32 * 33 / 8, '\0');        // 32 values of 33 bits, LSB first
+  const uint64_t adjusted[2] = {0, 6442450943ULL};
+  for (int v = 0; v < 2; ++v) {
+    for (int b = 0; b < 33; ++b) {
+      if ((adjusted[v] >> b) & 1) {
+        const int bit = v * 33 + b;
+        packed[bit / 8] = static_cast<char>(packed[bit / 8] | (1 << (bit % 8)));
+      }
+    }
+  }
+  enc += packed;
+  DecodeContext ctx;
+  DeltaBinaryPackedDecoder dec(reinterpret_cast<const uint8_t*>(enc.data()), enc.size(), &ctx);
+  std::vector<int32_t> out(values.size());
+  dec.Decode<int32_t>(out.data(), static_cast<int64_t>(out.size()));
+  EXPECT_EQ(out, values);
 }
 
 TEST(DeltaTest, ExtremeValuesWrapAround) {
