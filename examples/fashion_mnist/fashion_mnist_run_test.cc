@@ -1,8 +1,6 @@
 // End-to-end runs of the built fashion_mnist program: one process, two ranks, checkpoints and resume, bad input.
 // Every child runs in its own process group and is killed if it outlives its deadline.
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include "checkpoint.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/ports.h"
 #include "lakerun_testing/temp_dir.h"
 #include "model.h"
 
@@ -125,18 +124,6 @@ double Mean(const std::vector<double>& v, size_t begin, size_t end) {
   return sum / static_cast<double>(end - begin);
 }
 
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // The `lakerun` command when the build has it (then the 2-rank test must pass through it); empty otherwise.
 std::string Launcher() { return FASHION_MNIST_LAUNCHER; }
 
@@ -178,7 +165,7 @@ TEST(FashionMnistProgramTest, TwoRanksAverageGradientsAndRankZeroCheckpoints) {
   } else {
     // No launcher built: start the two ranks with torchrun's environment; rank 0 hosts the store.
     std::cerr << "[ note ] bin/lakerun with `launch` not built; starting the two ranks directly\n";
-    const std::string port = std::to_string(FreePort());
+    const std::string port = std::to_string(testing::FreeLoopbackPort());
     std::vector<Child> ranks;
     for (int rank = 0; rank < 2; ++rank) {
       ranks.push_back(Start(args,

@@ -3,13 +3,12 @@
 
 #include "dist/c10d_compat.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/ports.h"
 #include "lakerun_testing/temp_dir.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,19 +96,6 @@ std::string Read(const std::string& path) {
   return s.str();
 }
 
-// A port nothing listens on right now (bind to 0, read it, close). Good enough on loopback in tests.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // dist_init_probe is built next to this test (same CMake directory).
 std::string ProbePath() {
   char self[4096] = {0};
@@ -148,7 +134,7 @@ Env Torchrun(int rank, int world, int port) {
 }
 
 TEST(InitProcessTest, TorchrunEnvRankZeroHostsTheStore) {
-  int port = FreePort();
+  int port = lakerun::testing::FreeLoopbackPort();
   std::vector<Result> r = RunProbes({Torchrun(0, 3, port), Torchrun(1, 3, port), Torchrun(2, 3, port)});
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(r[i].code, 0) << r[i].output;
@@ -203,7 +189,7 @@ TEST(InitProcessTest, MissingPeerIsCommTimeoutNamingIt) {
 }
 
 TEST(InitProcessTest, StoreHostAloneNamesEveryMissingRank) {
-  Env e0 = Torchrun(0, 3, FreePort());
+  Env e0 = Torchrun(0, 3, lakerun::testing::FreeLoopbackPort());
   e0["LAKERUN_PROBE_TIMEOUT_MS"] = "1500";
   std::vector<Result> r = RunProbes({e0}, std::chrono::seconds(20));
   EXPECT_EQ(r[0].code, 3) << r[0].output;
@@ -212,7 +198,7 @@ TEST(InitProcessTest, StoreHostAloneNamesEveryMissingRank) {
 }
 
 TEST(InitProcessTest, StoreThatNeverAppearsIsCommTimeout) {
-  Env e1 = Torchrun(1, 2, FreePort());
+  Env e1 = Torchrun(1, 2, lakerun::testing::FreeLoopbackPort());
   e1["LAKERUN_PROBE_TIMEOUT_MS"] = "1500";
   std::vector<Result> r = RunProbes({e1}, std::chrono::seconds(20));
   EXPECT_EQ(r[0].code, 3) << r[0].output;
@@ -220,7 +206,7 @@ TEST(InitProcessTest, StoreThatNeverAppearsIsCommTimeout) {
 }
 
 TEST(InitProcessTest, SlurmStepAndBatchScript) {
-  int port = FreePort();
+  int port = lakerun::testing::FreeLoopbackPort();
   std::vector<Env> envs;
   for (int rank = 0; rank < 2; ++rank) {
     envs.push_back({{"SLURM_PROCID", std::to_string(rank)}, {"SLURM_LOCALID", std::to_string(rank)},
@@ -246,7 +232,7 @@ TEST(InitProcessTest, MpirunTwoRanks) {
   if (system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun not installed";
   lakerun::testing::TempDir dir;
   std::string probe = ProbePath();
-  int port = FreePort();
+  int port = lakerun::testing::FreeLoopbackPort();
   Process p = Spawn({"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca",
                      "oob_tcp_if_include", "lo", "--mca", "btl_tcp_if_include", "lo", "-np", "2", "-x",
                      "MASTER_PORT=" + std::to_string(port), "-x", "LAKERUN_PROBE_TIMEOUT_MS=20000", probe},

@@ -16,11 +16,11 @@ std::string FromEnv(const char* name, const char* fallback) {
 
 std::string Search(const std::string& dir, const std::string& name, int depth) {
   if (depth > 4) return "";
-  for (const auto& entry : LocalFileSystem().List(dir)) {
-    const std::string full = JoinPath(dir, entry.name);
-    if (!entry.is_directory && entry.name == name) return full;
+  const auto entries = LocalFileSystem().List(dir);
+  for (const auto& entry : entries) {
+    if (!entry.is_directory && entry.name == name) return JoinPath(dir, entry.name);
   }
-  for (const auto& entry : LocalFileSystem().List(dir)) {
+  for (const auto& entry : entries) {
     if (entry.is_directory && entry.name != "CMakeFiles" && entry.name[0] != '.') {
       std::string found = Search(JoinPath(dir, entry.name), name, depth + 1);
       if (!found.empty()) return found;

@@ -54,50 +54,34 @@ std::unique_ptr<Regression> NewModel() {
   return std::make_unique<Regression>();
 }
 
-TEST(TrainerTest, ResumingFromLastGivesBitwiseIdenticalWeights) {
-  Data data;
-  testing::TempDir straight_dir, resumed_dir;
-  auto straight = NewModel();
-  {
-    TrainerOptions o;
-    o.max_epochs = 4;
-    o.seed = 5;
-    o.default_root_dir = straight_dir.path();
-    ModelCheckpointOptions c;
-    c.save_last = true;
-    Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
-    auto train = data.Train();
-    auto val = data.Val();
-    t.Fit(*straight, train, &val);
-    EXPECT_EQ(t.global_step(), 20);
-  }
-  auto first = NewModel();
-  {
-    TrainerOptions o;
-    o.max_epochs = 2;
-    o.seed = 5;
-    o.default_root_dir = resumed_dir.path();
-    ModelCheckpointOptions c;
-    c.save_last = true;
-    Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
-    auto train = data.Train();
-    auto val = data.Val();
-    t.Fit(*first, train, &val);
-    EXPECT_EQ(t.global_step(), 10);
-  }
-  torch::manual_seed(99);  // a different fresh model: everything must come from the checkpoint
-  auto second = std::make_unique<Regression>();
+// Fits `model` on the train and val data under a Trainer whose ModelCheckpoint keeps last.ckpt in `dir`, resuming
+// from `ckpt_path` when given. Returns the global step reached.
+int64_t FitSavingLast(Data& data, Module& model, int max_epochs, uint64_t seed, const std::string& dir,
+                      const std::string& ckpt_path = "") {
   TrainerOptions o;
-  o.max_epochs = 4;
-  o.seed = 1234;  // the checkpoint's RNG state wins
-  o.default_root_dir = resumed_dir.path();
+  o.max_epochs = max_epochs;
+  o.seed = seed;
+  o.default_root_dir = dir;
   ModelCheckpointOptions c;
   c.save_last = true;
   Trainer t(o, {std::make_shared<ModelCheckpoint>(c)});
   auto train = data.Train();
   auto val = data.Val();
-  t.Fit(*second, train, &val, "last");
-  EXPECT_EQ(t.global_step(), 20);
+  t.Fit(model, train, &val, ckpt_path);
+  return t.global_step();
+}
+
+TEST(TrainerTest, ResumingFromLastGivesBitwiseIdenticalWeights) {
+  Data data;
+  testing::TempDir straight_dir, resumed_dir;
+  auto straight = NewModel();
+  EXPECT_EQ(FitSavingLast(data, *straight, 4, 5, straight_dir.path()), 20);
+  auto first = NewModel();
+  EXPECT_EQ(FitSavingLast(data, *first, 2, 5, resumed_dir.path()), 10);
+  torch::manual_seed(99);  // a different fresh model: everything must come from the checkpoint
+  auto second = std::make_unique<Regression>();
+  // seed 1234: the checkpoint's RNG state wins
+  EXPECT_EQ(FitSavingLast(data, *second, 4, 1234, resumed_dir.path(), "last"), 20);
   EXPECT_EQ(second->train_calls, 10);  // only the remaining two epochs ran
   EXPECT_TRUE(torch::equal(second->fc->weight, straight->fc->weight));
   EXPECT_TRUE(torch::equal(second->fc->bias, straight->fc->bias));
