@@ -15,17 +15,8 @@ namespace lakerun::examples {
 struct ExperimentLog::State {
   track::Tracker tracker;
   track::Run run;
-  std::string uri;  // for the closing message
   bool log_model = true;
 };
-
-namespace {
-std::string ResolvedUri(const ExampleOptions& options) {
-  if (!options.tracking_uri.empty()) return options.tracking_uri;
-  if (const char* env = std::getenv("MLFLOW_TRACKING_URI"); env != nullptr && *env) return env;
-  return "./mlruns";
-}
-}  // namespace
 
 ExperimentLog::ExperimentLog(const ExampleOptions& options, int world_size, double effective_lr) {
   if (!options.tracking) return;
@@ -50,7 +41,7 @@ ExperimentLog::ExperimentLog(const ExampleOptions& options, int world_size, doub
       {"seed", std::to_string(options.seed)},
       {"max_steps", std::to_string(options.max_steps)},
   });
-  state_ = std::make_unique<State>(State{std::move(tracker), std::move(run), ResolvedUri(options), options.log_model});
+  state_ = std::make_unique<State>(State{std::move(tracker), std::move(run), options.log_model});
 }
 
 ExperimentLog::~ExperimentLog() = default;
@@ -78,8 +69,8 @@ std::string ExperimentLog::Finish(const torch::nn::Module& model) {
   if (!state_) return "";
   track::Run& run = state_->run;
   if (!run.active()) return "";
-  const std::string where = StrCat(state_->uri, ", experiment ", run.experiment_id(), ", run ", run.run_id(), " (",
-                                   run.run_name(), ")");
+  const std::string where = StrCat(state_->tracker.store().uri(), ", experiment ", run.experiment_id(), ", run ",
+                                   run.run_id(), " (", run.run_name(), ")");
   if (state_->log_model) track::LogModel(state_->tracker, run, model);  // returns once the model is stored
   run.End(track::RunStatus::kFinished);
   return where;

@@ -149,8 +149,7 @@ void FaultInjectingFileSystem::ChargeWrite(const std::string& path, uint64_t n, 
   std::lock_guard<std::mutex> lock(mu_);
   *allowed = n;
   if (!crash_armed_) return;
-  if (n == 0 && write_budget_ > 0) return;
-  if (n <= write_budget_ && write_budget_ > 0) {
+  if (write_budget_ > 0 && n <= write_budget_) {
     write_budget_ -= n;
     return;
   }

@@ -35,9 +35,9 @@ void PrintUsage(FILE* out) {
 
 const Command* Find(int argc, char** argv, int* words) {
   const Command* best = nullptr;
+  const std::string one = argv[1];
+  const std::string two = argc > 2 ? one + " " + argv[2] : "";
   for (const auto& command : Commands()) {
-    const std::string one = argv[1];
-    const std::string two = argc > 2 ? one + " " + argv[2] : "";
     if (!two.empty() && command.name == two) {
       *words = 2;
       return &command;
