@@ -8,7 +8,8 @@
 # fuzz-out/crashes/<target>/ with the libFuzzer log beside them. Exit status 1 when any target crashed.
 #
 # Environment: LAKERUN_FUZZ_JOBS (build parallelism, default 2), LAKERUN_FUZZ_BUILD (build dir, default build-fuzz),
-# LAKERUN_FUZZ_RSS_MB (per-input memory limit, default 2048), LAKERUN_FUZZ_MAX_LEN (default 65536).
+# LAKERUN_FUZZ_RSS_MB (per-input memory limit, default 2048), LAKERUN_FUZZ_MAX_LEN (default 65536),
+# LAKERUN_FUZZ_RUNS (stop a target after this many executions, e.g. 10000000; SECONDS_PER_TARGET still caps it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/env.sh"
@@ -47,7 +48,7 @@ for t in "${TARGETS[@]}"; do
   # -fork would survive crashes, but one process gives exact exec counts; timeout bounds a wedged run.
   timeout --kill-after=30 $((SECS + 120)) "$BUILD/fuzz/parquet/fuzz_parquet_$t" \
     -max_total_time="$SECS" -timeout=10 -rss_limit_mb="${LAKERUN_FUZZ_RSS_MB:-2048}" \
-    -max_len="${LAKERUN_FUZZ_MAX_LEN:-65536}" -print_final_stats=1 \
+    -max_len="${LAKERUN_FUZZ_MAX_LEN:-65536}" -runs="${LAKERUN_FUZZ_RUNS:--1}" -print_final_stats=1 \
     -artifact_prefix="$crashes/" "$work" "$ROOT/fuzz/parquet/corpus/$t" >"$log" 2>&1
   rc=$?
   set -e
