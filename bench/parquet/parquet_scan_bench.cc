@@ -1,6 +1,6 @@
 // lakerun's side of the Parquet scan benchmark (bench/parquet/run_bench.mjs drives it and measures DuckDB).
 //
-//   parquet_scan_bench scan [--threads N] [--reps R] [--fresh] FILE...
+//   parquet_scan_bench scan [--threads N] [--reps R] [--fresh] [--bytes dictionary|views|copied] FILE...
 //       Decodes every column chunk of every row group of each file (ParquetFile::ReadColumnChunk into a ColumnData
 //       and ReadScratch reused per thread, as a loader would; --fresh: a new ColumnData per chunk) and folds every
 //       decoded value into a checksum, as DuckDB's `SELECT sum(col)...` does: sums of numbers, of string and blob
@@ -8,6 +8,11 @@
 //       payload, no offsets or levels), checksum, the best and median wall time of R runs after one warm-up, and
 //       the least process CPU time (user + system, all threads) of those runs.
 //       With N > 1, (row group, column) tasks run on a lakerun::ThreadPool of N-1 workers plus the calling thread.
+//       --bytes picks the form of BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY values (ColumnReadOptions): `dictionary`
+//       (default; views into the pages, and indices + dictionary for all-dictionary chunks, the form DuckDB's scan
+//       keeps: string_t views into its page buffers and dictionary vectors), `views` (views, dictionaries expanded to
+//       one view per value) or `copied` (every value copied into offsets + bytes). The string fold sums lengths:
+//       per value from views or offsets, or per dictionary entry once and then per index.
 //   parquet_scan_bench write DIR
 //       Writes the lakerun-written benchmark files into DIR (2 M rows x 8 float32 + int64 label): PLAIN + snappy
 //       (page v1), and BYTE_STREAM_SPLIT/DELTA_BINARY_PACKED + zstd (page v2).
@@ -21,6 +26,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lakerun/base/error.h"
@@ -82,9 +88,21 @@ Fold FoldChunk(const ColumnData& d) {
       break;
     case PhysicalType::kByteArray: {
       // Per-value lengths, as strlen()/octet_length() look at every string.
-      const auto& off = d.offsets();
       int64_t s = 0;
-      for (int64_t i = 0; i < n; ++i) s += off[static_cast<size_t>(i) + 1] - off[static_cast<size_t>(i)];
+      if (d.has_dictionary()) {
+        // Dictionary form: each entry's length once, then one lookup per value (DuckDB's dictionary vectors).
+        const ColumnData& dict = d.dictionary();
+        std::vector<int64_t> lengths(static_cast<size_t>(dict.num_values()));
+        for (size_t k = 0; k < lengths.size(); ++k) lengths[k] = static_cast<int64_t>(dict.bytes_at(k).size());
+        const uint32_t* idx = d.dictionary_indices();
+        for (int64_t i = 0; i < n; ++i) s += lengths[idx[i]];
+      } else if (d.has_views()) {
+        const std::string_view* v = d.views();
+        for (int64_t i = 0; i < n; ++i) s += static_cast<int64_t>(v[i].size());
+      } else {
+        const auto& off = d.offsets();
+        for (int64_t i = 0; i < n; ++i) s += off[static_cast<size_t>(i) + 1] - off[static_cast<size_t>(i)];
+      }
       f.checksum = static_cast<double>(s);
       f.decoded_bytes = static_cast<uint64_t>(s);
       break;
@@ -110,7 +128,7 @@ struct ThreadState {
 };
 thread_local ThreadState tls_state;
 
-ScanResult ScanOnce(const std::string& path, ThreadPool* pool, bool fresh) {
+ScanResult ScanOnce(const std::string& path, ThreadPool* pool, bool fresh, const ColumnReadOptions& form) {
   auto file = ParquetFile::Open(LocalFileSystem(), path);
   const int groups = file->num_row_groups();
   const int cols = file->schema().num_columns();
@@ -120,9 +138,9 @@ ScanResult ScanOnce(const std::string& path, ThreadPool* pool, bool fresh) {
     const int rg = static_cast<int>(t / static_cast<size_t>(cols));
     const int col = static_cast<int>(t % static_cast<size_t>(cols));
     if (fresh) {
-      folds[t] = FoldChunk(file->ReadColumnChunk(rg, col));
+      folds[t] = FoldChunk(file->ReadColumnChunk(rg, col, form));
     } else {
-      file->ReadColumnChunk(rg, col, &tls_state.data, &tls_state.scratch);
+      file->ReadColumnChunk(rg, col, &tls_state.data, &tls_state.scratch, form);
       folds[t] = FoldChunk(tls_state.data);
     }
   };
@@ -152,32 +170,39 @@ double ProcessCpuSeconds() {
 int Scan(int argc, char** argv) {
   int threads = 1, reps = 7;
   bool fresh = false;
+  std::string bytes = "dictionary";
   std::vector<std::string> files;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (a == "--fresh") fresh = true;
+    else if (a == "--bytes" && i + 1 < argc) bytes = argv[++i];
     else files.push_back(a);
   }
   LAKERUN_CHECK(threads >= 1 && reps >= 1, "--threads and --reps must be positive");
+  LAKERUN_CHECK(bytes == "copied" || bytes == "views" || bytes == "dictionary",
+                "--bytes must be copied, views or dictionary, got '", bytes, "'");
+  ColumnReadOptions form;
+  form.byte_views = bytes != "copied";
+  form.dictionary = bytes == "dictionary";
   std::unique_ptr<ThreadPool> pool;
   if (threads > 1) pool = std::make_unique<ThreadPool>(static_cast<size_t>(threads - 1), "scan");
   for (const std::string& path : files) {
-    ScanResult result = ScanOnce(path, pool.get(), fresh);  // warm-up (page cache, allocator)
+    ScanResult result = ScanOnce(path, pool.get(), fresh, form);  // warm-up (page cache, allocator)
     std::vector<double> times, cpu;
     for (int r = 0; r < reps; ++r) {
       const double c0 = ProcessCpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
-      result = ScanOnce(path, pool.get(), fresh);
+      result = ScanOnce(path, pool.get(), fresh, form);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       cpu.push_back(ProcessCpuSeconds() - c0);
     }
     std::sort(times.begin(), times.end());
     std::sort(cpu.begin(), cpu.end());
-    std::printf("{\"file\":\"%s\",\"threads\":%d,\"rows\":%lld,\"decoded_bytes\":%llu,\"checksum\":%.17g,"
-                "\"best_s\":%.6f,\"median_s\":%.6f,\"cpu_s\":%.6f}\n",
-                path.c_str(), threads, static_cast<long long>(result.rows),
+    std::printf("{\"file\":\"%s\",\"bytes\":\"%s\",\"threads\":%d,\"rows\":%lld,\"decoded_bytes\":%llu,"
+                "\"checksum\":%.17g,\"best_s\":%.6f,\"median_s\":%.6f,\"cpu_s\":%.6f}\n",
+                path.c_str(), bytes.c_str(), threads, static_cast<long long>(result.rows),
                 static_cast<unsigned long long>(result.fold.decoded_bytes), result.fold.checksum, times.front(),
                 times[times.size() / 2], cpu.front());
     std::fflush(stdout);
@@ -241,7 +266,9 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 2 && std::strcmp(argv[1], "scan") == 0) return Scan(argc, argv);
     if (argc == 3 && std::strcmp(argv[1], "write") == 0) return Write(argv[2]);
-    std::fprintf(stderr, "usage: parquet_scan_bench scan [--threads N] [--reps R] [--fresh] FILE... | write DIR\n");
+    std::fprintf(stderr,
+                 "usage: parquet_scan_bench scan [--threads N] [--reps R] [--fresh] [--bytes dictionary|views|copied] "
+                 "FILE... | write DIR\n");
     return 2;
   } catch (const lakerun::Error& e) {
     std::fprintf(stderr, "parquet_scan_bench: %s\n", e.what());

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // bench/parquet/run_bench.mjs [--bin PATH] [--dir DIR] [--reps N] [--threads 1,2] [--only SUBSTR[,SUBSTR...]] [--fresh]
+//                             [--bytes dictionary|views|copied]
 //
 // Parquet scan throughput, lakerun vs DuckDB, on the same files in one run:
 //   1. writes the benchmark files (once; kept in DIR): DuckDB writes the table shapes of reference data.md §6
@@ -9,6 +10,11 @@
 //   2. for 1 and 2 threads, scans every file with lakerun (parquet_scan_bench scan: decode every chunk into memory
 //      reused per thread, or a fresh ColumnData per chunk with --fresh; fold every value) and with DuckDB (SET threads=N; SELECT sum(num) / sum(strlen(str)) / sum(octet_length(blob)) /
 //      sum(list_sum(list)) over every column: every value decoded and aggregated, one small result row);
+//      strings and blobs: DuckDB's scan keeps them as string_t views into its decoded page buffers and keeps
+//      dictionary-encoded chunks as dictionary vectors; lakerun reads them in the matching form by default
+//      (--bytes dictionary: ColumnReadOptions{byte_views, dictionary}: views into the pages, indices + dictionary
+//      for all-dictionary chunks); --bytes views expands dictionaries to one view per value, --bytes copied copies
+//      every value out of the pages (the default ReadColumnChunk layout);
 //   3. prints rows/s, decoded GB/s and the ratio DuckDB time / lakerun time (> 1: lakerun faster), best of N runs
 //      after a warm-up (median in parentheses); the least CPU time (user + system, all threads, of the lakerun
 //      process and of this Node process that hosts DuckDB) with its ratio and GB per CPU-second, which varies much
@@ -31,6 +37,13 @@ const reps = Number(opt('--reps', '7'));
 const threadList = opt('--threads', '1,2').split(',').map(Number);
 const only = opt('--only', '');
 const dir = resolve(opt('--dir', '/tmp/lakerun-parquet-bench'));
+const bytesForm = opt('--bytes', 'dictionary');
+const BYTES_FORMS = {
+  dictionary: 'views into the decoded pages; all-dictionary chunks as indices + dictionary (as DuckDB keeps them)',
+  views: 'views into the decoded pages; dictionaries expanded to one view per value',
+  copied: 'every value copied out of the pages into offsets + bytes; dictionaries expanded',
+};
+if (!(bytesForm in BYTES_FORMS)) throw new Error(`--bytes must be one of ${Object.keys(BYTES_FORMS).join(', ')}`);
 function findBin() {
   for (const b of readdirSync(ROOT).filter(d => d.startsWith('build'))) {
     const p = join(ROOT, b, 'bench/parquet/parquet_scan_bench');
@@ -115,9 +128,11 @@ const fmt = (x, d = 1) => x.toFixed(d).padStart(7);
 console.log(`lakerun vs DuckDB Parquet scan — best of ${reps} after a warm-up (median in parentheses); ` +
             `ratio = DuckDB time / lakerun time (> 1.00: lakerun faster)`);
 console.log(`files in ${dir}; lakerun: ${bin}`);
+console.log(`strings/blobs — lakerun (--bytes ${bytesForm}): ${BYTES_FORMS[bytesForm]}; DuckDB: string_t views ` +
+            `into its page buffers, dictionary vectors for dictionary-encoded chunks`);
 for (const threads of threadList) {
   const out = execFileSync(bin, ['scan', '--threads', String(threads), '--reps', String(reps),
-                                  ...(args.includes('--fresh') ? ['--fresh'] : []), ...selected],
+                                  '--bytes', bytesForm, ...(args.includes('--fresh') ? ['--fresh'] : []), ...selected],
                            { encoding: 'utf8', timeout: 600000, maxBuffer: 1 << 24 });
   const lake = Object.fromEntries(out.trim().split('\n').map(l => JSON.parse(l)).map(r => [r.file, r]));
   await con.run(`SET threads = ${threads}`);

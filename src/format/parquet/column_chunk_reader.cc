@@ -60,6 +60,9 @@ size_t DecodeLevels(int32_t encoding, const uint8_t* data, size_t size, bool len
   return consumed;
 }
 
+// Page memory blocks are at most this large (a bigger chunk takes several).
+constexpr uint64_t kMaxBlock = uint64_t{256} << 20;
+
 int64_t CountDefined(const int16_t* levels, int64_t n, int16_t max_level) {
   int64_t count = 0;
   for (int64_t i = 0; i < n; ++i) count += levels[i] == max_level;
@@ -69,10 +72,23 @@ int64_t CountDefined(const int16_t* levels, int64_t n, int16_t max_level) {
 class ChunkDecoder {
  public:
   ChunkDecoder(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
-               ColumnData* out, Buffer* scratch)
-      : chunk_(chunk), base_(chunk_offset), spec_(spec), ctx_(std::move(ctx)), out_(*out), scratch_(*scratch) {
-    dictionary_.set_type(spec.type, spec.type_length);
-    // Reuse the output's buffers: keep their capacity, drop their contents.
+               ColumnData* out, const ChunkMemory& memory)
+      : chunk_(chunk),
+        base_(chunk_offset),
+        spec_(spec),
+        ctx_(std::move(ctx)),
+        out_(*out),
+        scratch_(*memory.page_scratch),
+        byte_type_(spec.type == PhysicalType::kByteArray || spec.type == PhysicalType::kFixedLenByteArray ||
+                   spec.type == PhysicalType::kInt96),
+        views_(spec.byte_views && byte_type_),
+        keep_dictionary_(spec.keep_dictionary && byte_type_),
+        memory_(memory.view_pool, out, static_cast<size_t>(std::min<uint64_t>(spec.view_block_bytes, kMaxBlock)),
+                memory.chunk) {
+    // Reuse the output's buffers: keep their capacity, drop their contents. Dropping the owners first lets the
+    // page memory of the previous result return to the pool.
+    out_.ClearForms();
+    out_.set_has_views(views_);
     out_.set_type(spec.type, spec.type_length);
     out_.set_num_values(0);
     out_.mutable_value_buffer().Clear();
@@ -87,7 +103,11 @@ class ChunkDecoder {
     const int width = FixedWidth(spec.type, spec.type_length);
     const uint64_t slots = spec.num_values > 0 ? static_cast<uint64_t>(spec.num_values) : 0;
     constexpr uint64_t kMaxReserve = uint64_t{1} << 32;
-    if (width > 0 && slots * static_cast<uint64_t>(width) <= kMaxReserve) {
+    if (views_) {
+      if (slots * sizeof(std::string_view) <= kMaxReserve) {
+        out_.mutable_view_buffer().Reserve(slots * sizeof(std::string_view));
+      }
+    } else if (width > 0 && slots * static_cast<uint64_t>(width) <= kMaxReserve) {
       out_.mutable_value_buffer().Reserve(slots * static_cast<uint64_t>(width));
     }
     if (spec.max_def_level > 0) {
@@ -136,6 +156,10 @@ class ChunkDecoder {
       ctx_.page_offset = base_ + pos;
       ctx_.Fail(StrCat("column chunk holds ", slots_, " values in its pages, its metadata says ", spec_.num_values));
     }
+    if (dict_form_) {
+      out_.set_has_views(false);
+      out_.set_dictionary(std::move(dictionary_));
+    }
   }
 
  private:
@@ -153,6 +177,32 @@ class ChunkDecoder {
     return std::string_view(reinterpret_cast<const char*>(scratch_.data()), size);
   }
 
+  // Views form: the page's bytes at an address that outlives the decoder — the chunk's own bytes when the page is
+  // stored uncompressed and the chunk is shared, else decompressed (or copied) into page memory. Owned by out_ and
+  // by `also` when given.
+  std::string_view StablePage(std::string_view input, size_t size, bool compressed, ColumnData* also = nullptr) {
+    const bool raw = !compressed || spec_.codec == Codec::kUncompressed;
+    if (raw && input.size() != size) {
+      ctx_.Fail(StrCat("uncompressed page body has ", input.size(), " bytes, the header says ", size));
+    }
+    if (raw && memory_.has_chunk()) {
+      memory_.UseChunk(also);
+      return input;
+    }
+    uint8_t* dst = memory_.Allocate(size, also);
+    if (raw) {
+      if (size > 0) std::memcpy(dst, input.data(), size);
+    } else {
+      Decompress(spec_.codec, input, dst, size, ctx_.Describe());
+    }
+    return std::string_view(reinterpret_cast<const char*>(dst), size);
+  }
+
+  // The page bytes values are decoded from: stable in the views form, scratch otherwise.
+  std::string_view PageBytes(std::string_view input, size_t size, bool compressed) {
+    return views_ ? StablePage(input, size, compressed) : Decompressed(input, size, compressed);
+  }
+
   void ReadDictionaryPage(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("dictionary page without its dictionary_page_header");
     if (have_dictionary_) ctx_.Fail("a second dictionary page in one column chunk");
@@ -163,8 +213,16 @@ class ChunkDecoder {
                        " (expected PLAIN)"));
     }
     if (h.num_values < 0) ctx_.Fail(StrCat("dictionary page with ", h.num_values, " values"));
-    std::string_view data = Decompressed(body, static_cast<size_t>(h.uncompressed_page_size), true);
-    DecodePlain(reinterpret_cast<const uint8_t*>(data.data()), data.size(), h.num_values, &dictionary_, ctx_);
+    dictionary_ = std::make_shared<ColumnData>(spec_.type, spec_.type_length);
+    if (views_) {
+      dictionary_->set_has_views(true);
+      std::string_view data = StablePage(body, static_cast<size_t>(h.uncompressed_page_size), true, dictionary_.get());
+      DecodePlainViews(reinterpret_cast<const uint8_t*>(data.data()), data.size(), h.num_values, dictionary_.get(),
+                       ctx_);
+    } else {
+      std::string_view data = Decompressed(body, static_cast<size_t>(h.uncompressed_page_size), true);
+      DecodePlain(reinterpret_cast<const uint8_t*>(data.data()), data.size(), h.num_values, dictionary_.get(), ctx_);
+    }
     have_dictionary_ = true;
   }
 
@@ -205,35 +263,81 @@ class ChunkDecoder {
     return values;
   }
 
+  static bool IsDictionaryEncoding(int32_t encoding) {
+    return encoding == static_cast<int32_t>(Encoding::kPlainDictionary) ||
+           encoding == static_cast<int32_t>(Encoding::kRleDictionary);
+  }
+
+  // `data` is stable page memory in the views form (PageBytes).
   void DecodeValues(int32_t encoding, const uint8_t* data, size_t size, int64_t n) {
     const int64_t before = out_.num_values();
+    const bool dictionary_encoded = IsDictionaryEncoding(encoding);
+    if (dict_form_ && !dictionary_encoded) ExpandDictionary();  // a fallback page: the chunk is not all-dictionary
+    if (dictionary_encoded) {
+      if (!have_dictionary_) ctx_.Fail("dictionary-encoded page without a dictionary page");
+      if (keep_dictionary_ && (dict_form_ || out_.num_values() == 0)) {
+        dict_form_ = true;
+        DecodeDictionaryIndexValues(data, size, n, dictionary_->num_values(), &out_, ctx_);
+      } else {
+        DecodeDictionaryIndices(data, size, n, *dictionary_, &out_, ctx_);
+      }
+    } else if (views_ && encoding == static_cast<int32_t>(Encoding::kPlain)) {
+      DecodePlainViews(data, size, n, &out_, ctx_);
+    } else if (views_ && encoding == static_cast<int32_t>(Encoding::kDeltaLengthByteArray)) {
+      DecodeDeltaLengthByteArrayViews(data, size, n, &out_, ctx_);
+    } else if (views_) {
+      // Encodings that rebuild values (DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT): decode copies, then keep them in page
+      // memory and view them there.
+      ColumnData copied(spec_.type, spec_.type_length);
+      DecodeCopied(encoding, data, size, n, &copied);
+      uint8_t* bytes = memory_.Allocate(copied.value_buffer().size());
+      if (!copied.value_buffer().empty()) {
+        std::memcpy(bytes, copied.value_buffer().data(), copied.value_buffer().size());
+      }
+      AppendViewsOfCopy(copied, bytes, &out_);
+    } else {
+      DecodeCopied(encoding, data, size, n, &out_);
+    }
+    if (out_.num_values() - before != n) ctx_.Fail("decoder produced a wrong number of values");
+  }
+
+  // Non-dictionary encodings into the copied layout of `target`.
+  void DecodeCopied(int32_t encoding, const uint8_t* data, size_t size, int64_t n, ColumnData* target) {
     switch (static_cast<Encoding>(encoding)) {
-      case Encoding::kPlain: DecodePlain(data, size, n, &out_, ctx_); break;
-      case Encoding::kPlainDictionary:
-      case Encoding::kRleDictionary:
-        if (!have_dictionary_) ctx_.Fail("dictionary-encoded page without a dictionary page");
-        DecodeDictionaryIndices(data, size, n, dictionary_, &out_, ctx_);
-        break;
+      case Encoding::kPlain: DecodePlain(data, size, n, target, ctx_); break;
       case Encoding::kRle:
         if (spec_.type != PhysicalType::kBoolean) ctx_.Fail("RLE value encoding is only valid for BOOLEAN");
-        DecodeRleBooleans(data, size, n, &out_, ctx_);
+        DecodeRleBooleans(data, size, n, target, ctx_);
         break;
-      case Encoding::kDeltaBinaryPacked: DecodeDeltaBinaryPacked(data, size, n, &out_, ctx_); break;
-      case Encoding::kDeltaLengthByteArray: DecodeDeltaLengthByteArray(data, size, n, &out_, ctx_); break;
-      case Encoding::kDeltaByteArray: DecodeDeltaByteArray(data, size, n, &out_, ctx_); break;
-      case Encoding::kByteStreamSplit: DecodeByteStreamSplit(data, size, n, &out_, ctx_); break;
+      case Encoding::kDeltaBinaryPacked: DecodeDeltaBinaryPacked(data, size, n, target, ctx_); break;
+      case Encoding::kDeltaLengthByteArray: DecodeDeltaLengthByteArray(data, size, n, target, ctx_); break;
+      case Encoding::kDeltaByteArray: DecodeDeltaByteArray(data, size, n, target, ctx_); break;
+      case Encoding::kByteStreamSplit: DecodeByteStreamSplit(data, size, n, target, ctx_); break;
       default:
         LAKERUN_THROW(NotImplemented, ctx_.Describe(), ": value encoding ", ToString(static_cast<Encoding>(encoding)),
                       " is not supported");
     }
-    if (out_.num_values() - before != n) ctx_.Fail("decoder produced a wrong number of values");
+  }
+
+  // Leaves the dictionary form: the indices decoded so far become values (views or copies) gathered from the
+  // dictionary, and later pages append values.
+  void ExpandDictionary() {
+    Buffer indices;
+    std::swap(indices, out_.mutable_index_buffer());
+    const int64_t n = out_.num_values();
+    out_.set_num_values(0);
+    GatherFromDictionary(reinterpret_cast<const uint32_t*>(indices.data()), n, *dictionary_, &out_);
+    indices.Clear();
+    std::swap(indices, out_.mutable_index_buffer());
+    dict_form_ = false;
   }
 
   // Required, flat, fixed-width PLAIN pages decompress straight into the output buffer.
   bool TryDirectPlain(int32_t encoding, std::string_view input, size_t size, bool compressed, int64_t n) {
     const int width = FixedWidth(spec_.type, spec_.type_length);
-    if (spec_.max_def_level != 0 || spec_.max_rep_level != 0 || encoding != static_cast<int32_t>(Encoding::kPlain) ||
-        spec_.type == PhysicalType::kBoolean || spec_.type == PhysicalType::kByteArray || width <= 0 ||
+    if (views_ || dict_form_ || spec_.max_def_level != 0 || spec_.max_rep_level != 0 ||
+        encoding != static_cast<int32_t>(Encoding::kPlain) || spec_.type == PhysicalType::kBoolean ||
+        spec_.type == PhysicalType::kByteArray || width <= 0 ||
         static_cast<uint64_t>(n) * static_cast<uint64_t>(width) != size) {
       return false;
     }
@@ -263,7 +367,7 @@ class ChunkDecoder {
       slots_ += n;
       return;
     }
-    std::string_view page = Decompressed(body, static_cast<size_t>(h.uncompressed_page_size), true);
+    std::string_view page = PageBytes(body, static_cast<size_t>(h.uncompressed_page_size), true);
     const auto* data = reinterpret_cast<const uint8_t*>(page.data());
     size_t pos = 0;
     const int64_t values = ReadLevels(h, data, page.size(), &pos, n, false);
@@ -298,7 +402,7 @@ class ChunkDecoder {
     std::string_view rest = body.substr(levels_size);
     const size_t values_size = static_cast<size_t>(h.uncompressed_page_size) - levels_size;
     if (!TryDirectPlain(h.encoding, rest, values_size, h.is_compressed, values)) {
-      std::string_view data = Decompressed(rest, values_size, h.is_compressed);
+      std::string_view data = PageBytes(rest, values_size, h.is_compressed);
       DecodeValues(h.encoding, reinterpret_cast<const uint8_t*>(data.data()), data.size(), values);
     }
     slots_ += n;
@@ -309,17 +413,29 @@ class ChunkDecoder {
   const ChunkSpec& spec_;
   DecodeContext ctx_;
   ColumnData& out_;
-  ColumnData dictionary_;
-  bool have_dictionary_ = false;
-  int64_t slots_ = 0;
   Buffer& scratch_;
+  const bool byte_type_;        // BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY or INT96
+  const bool views_;            // byte values as views into memory_
+  const bool keep_dictionary_;  // byte values of an all-dictionary chunk as indices + dictionary
+  PageMemory memory_;
+  std::shared_ptr<ColumnData> dictionary_;
+  bool have_dictionary_ = false;
+  bool dict_form_ = false;  // out_ holds dictionary indices so far
+  int64_t slots_ = 0;
 };
 
 }  // namespace
 
 void DecodeColumnChunkInto(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
+                           ColumnData* out, const ChunkMemory& memory) {
+  ChunkDecoder(chunk, chunk_offset, spec, std::move(ctx), out, memory).Run();
+}
+
+void DecodeColumnChunkInto(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
                            ColumnData* out, Buffer* page_scratch) {
-  ChunkDecoder(chunk, chunk_offset, spec, std::move(ctx), out, page_scratch).Run();
+  ChunkMemory memory;
+  memory.page_scratch = page_scratch;
+  DecodeColumnChunkInto(chunk, chunk_offset, spec, std::move(ctx), out, memory);
 }
 
 ColumnData DecodeColumnChunkBytes(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec,

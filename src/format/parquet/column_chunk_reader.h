@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "format/parquet/decode_context.h"
+#include "format/parquet/page_memory.h"
 #include "lakerun/format/parquet/column_data.h"
 #include "lakerun/format/parquet/types.h"
 
@@ -21,6 +23,19 @@ struct ChunkSpec {
   uint64_t max_page_bytes = 1ull << 30;
   int max_thrift_depth = 64;
   bool verify_crc = false;
+  /// BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY / INT96 values as views into page memory (ColumnData's views form).
+  bool byte_views = false;
+  /// Byte values of a chunk whose data pages are all dictionary-encoded: indices + dictionary (dictionary form).
+  bool keep_dictionary = false;
+  /// Size of the blocks of page memory for views (the chunk's uncompressed size makes one block hold every page).
+  uint64_t view_block_bytes = 0;
+};
+
+/// Memory a chunk decode uses beyond its output.
+struct ChunkMemory {
+  Buffer* page_scratch = nullptr;         ///< decompressed pages of the copied form (required)
+  BufferPool* view_pool = nullptr;        ///< page memory for views, recycled (nullptr: fresh blocks)
+  std::shared_ptr<const Buffer> chunk;    ///< owns the chunk's bytes: views may then point into uncompressed pages
 };
 
 /// Decodes every page of `chunk` (which starts at file offset `chunk_offset`). `ctx` names the file, row group
@@ -30,5 +45,8 @@ ColumnData DecodeColumnChunkBytes(std::string_view chunk, uint64_t chunk_offset,
 /// Same, into `out` (cleared first, its buffers' capacity reused), decompressing pages into `page_scratch`.
 void DecodeColumnChunkInto(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
                            ColumnData* out, Buffer* page_scratch);
+/// Same, with the memory of the views form. `chunk` must be the bytes that memory.chunk owns, when it is given.
+void DecodeColumnChunkInto(std::string_view chunk, uint64_t chunk_offset, const ChunkSpec& spec, DecodeContext ctx,
+                           ColumnData* out, const ChunkMemory& memory);
 
 }  // namespace lakerun::parquet

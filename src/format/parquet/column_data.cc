@@ -124,12 +124,46 @@ int64_t ColumnData::num_slots() const {
 
 std::string_view ColumnData::bytes_at(int64_t i) const {
   LAKERUN_CHECK(i >= 0 && i < num_values_, "value index ", i, " out of range [0, ", num_values_, ")");
+  if (dictionary_) return dictionary_->bytes_at(dictionary_indices()[i]);
+  if (has_views_) return views()[i];
   if (type_ == PhysicalType::kByteArray) {
     return std::string_view(reinterpret_cast<const char*>(values_.data()) + offsets_[i],
                             static_cast<size_t>(offsets_[i + 1] - offsets_[i]));
   }
   size_t w = static_cast<size_t>(value_width());
   return std::string_view(reinterpret_cast<const char*>(values_.data()) + i * w, w);
+}
+
+void ColumnData::ClearForms() {
+  views_.Clear();
+  indices_.Clear();
+  dictionary_.reset();
+  owners_.clear();
+  has_views_ = false;
+}
+
+void ColumnData::Materialize() {
+  if (!has_views_ && !dictionary_) return;
+  const size_t n = static_cast<size_t>(num_values_);
+  Buffer bytes;
+  std::vector<int64_t> offsets;
+  if (type_ == PhysicalType::kByteArray) {
+    offsets.resize(n + 1);
+    offsets[0] = 0;
+    for (size_t i = 0; i < n; ++i) offsets[i + 1] = offsets[i] + static_cast<int64_t>(bytes_at(i).size());
+    bytes.Resize(static_cast<size_t>(offsets[n]));
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view v = bytes_at(i);
+      if (!v.empty()) std::memcpy(bytes.data() + offsets[i], v.data(), v.size());
+    }
+  } else {
+    const size_t w = static_cast<size_t>(value_width());
+    bytes.Resize(n * w);
+    for (size_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * w, bytes_at(i).data(), w);
+  }
+  ClearForms();
+  values_ = std::move(bytes);
+  offsets_ = std::move(offsets);
 }
 
 ColumnData& ColumnData::set_def_levels(std::vector<int16_t> levels, int16_t max_def_level) {
@@ -153,6 +187,7 @@ std::vector<uint8_t> ColumnData::Validity() const {
 
 Buffer ColumnData::Spaced() const {
   LAKERUN_CHECK(type_ != PhysicalType::kByteArray, "ColumnData::Spaced needs a fixed-width type");
+  LAKERUN_CHECK(!has_views_ && !dictionary_, "ColumnData::Spaced needs the copied layout (call Materialize())");
   const size_t w = static_cast<size_t>(value_width());
   const int64_t slots = num_slots();
   Buffer out(static_cast<size_t>(slots) * w);

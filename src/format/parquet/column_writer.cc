@@ -117,6 +117,8 @@ int64_t ValidateColumnData(const ColumnDescriptor& c, const ColumnData& d) {
     LAKERUN_CHECK(d.type_length() == c.type_length, "column '", name, "': data has width ", d.type_length(),
                   ", the schema says ", c.type_length);
   }
+  LAKERUN_CHECK(!d.has_views() && !d.has_dictionary(), "column '", name,
+                "': data in the views or dictionary form; the writer takes the copied layout (ColumnData::Materialize)");
   const int width = d.value_width();
   if (c.physical_type == PhysicalType::kByteArray) {
     const auto& off = d.offsets();

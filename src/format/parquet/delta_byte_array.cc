@@ -53,6 +53,34 @@ size_t DecodeDeltaLengthByteArray(const uint8_t* data, size_t size, int64_t n, C
   return pos + static_cast<size_t>(total);
 }
 
+size_t DecodeDeltaLengthByteArrayViews(const uint8_t* data, size_t size, int64_t n, ColumnData* out,
+                                       const DecodeContext& ctx) {
+  if (out->type() != PhysicalType::kByteArray) {
+    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY is not valid for ", ToString(out->type())));
+  }
+  size_t pos = 0;
+  std::vector<int32_t> lengths = DecodeLengths(data, size, n, ctx, "DELTA_LENGTH_BYTE_ARRAY", &pos);
+  uint64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (lengths[i] < 0) ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: value ", i, " has negative length ", lengths[i]));
+    total += static_cast<uint64_t>(lengths[i]);
+  }
+  if (total > size - pos) {
+    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: values need ", total, " bytes, ", size - pos, " left in the page"));
+  }
+  Buffer& views = out->mutable_view_buffer();
+  const size_t base = views.size();
+  views.Resize(base + static_cast<size_t>(n) * sizeof(std::string_view));
+  auto* dst = reinterpret_cast<std::string_view*>(views.data() + base);
+  const char* p = reinterpret_cast<const char*>(data + pos);
+  for (int64_t i = 0; i < n; ++i) {
+    dst[i] = std::string_view(p, static_cast<size_t>(lengths[i]));
+    p += lengths[i];
+  }
+  out->set_num_values(out->num_values() + n);
+  return pos + static_cast<size_t>(total);
+}
+
 size_t DecodeDeltaByteArray(const uint8_t* data, size_t size, int64_t n, ColumnData* out, const DecodeContext& ctx) {
   const bool flba = out->type() == PhysicalType::kFixedLenByteArray;
   if (!flba && out->type() != PhysicalType::kByteArray) {

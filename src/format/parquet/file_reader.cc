@@ -1,5 +1,6 @@
 #include "lakerun/format/parquet/file_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/parquet/column_chunk_reader.h"
@@ -137,12 +138,47 @@ ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
   return out;
 }
 
+ColumnData ParquetFile::ReadColumnChunk(int row_group, int column, const ColumnReadOptions& options) const {
+  ColumnData out;
+  ReadColumnChunk(row_group, column, &out, nullptr, options);
+  return out;
+}
+
 void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, ReadScratch* scratch) const {
+  ReadColumnChunk(row_group, column, out, scratch, ColumnReadOptions{});
+}
+
+void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, ReadScratch* scratch,
+                                  const ColumnReadOptions& options) const {
   ReadScratch local;
   if (scratch == nullptr) scratch = &local;
-  ReadChunk(row_group, column, &scratch->chunk_bytes);
-  const Buffer& bytes = scratch->chunk_bytes;
+  LAKERUN_CHECK(column >= 0 && column < schema().num_columns(), path_, ": column ", column, " out of range [0, ",
+                schema().num_columns(), ")");
   const ColumnDescriptor& d = schema().column(column);
+  const bool byte_type = d.physical_type == PhysicalType::kByteArray ||
+                         d.physical_type == PhysicalType::kFixedLenByteArray ||
+                         d.physical_type == PhysicalType::kInt96;
+  const bool views = options.byte_views && byte_type;
+  ChunkMemory memory;
+  memory.page_scratch = &scratch->page;
+  memory.view_pool = &scratch->view_buffers;
+  const Buffer* chunk = &scratch->chunk_bytes;
+  const ColumnChunkMeta& meta =
+      metadata_.row_groups.at(static_cast<size_t>(row_group)).columns.at(static_cast<size_t>(column));
+  if (views && meta.codec == Codec::kUncompressed) {
+    // Views point straight into the stored pages: the chunk's bytes are shared with the result. Drop out's page
+    // memory first so that it can be reused for these bytes. (Compressed chunks decompress into page memory; their
+    // occasional stored-uncompressed v2 page is copied there.)
+    out->ClearForms();
+    std::shared_ptr<Buffer> shared =
+        AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(std::max<int64_t>(0, meta.total_compressed_size)));
+    ReadChunk(row_group, column, shared.get());
+    chunk = shared.get();
+    memory.chunk = std::move(shared);
+  } else {
+    ReadChunk(row_group, column, &scratch->chunk_bytes);
+  }
+  const Buffer& bytes = *chunk;
   const RowGroupMeta& g = metadata_.row_groups[static_cast<size_t>(row_group)];
   const ColumnChunkMeta& c = g.columns[static_cast<size_t>(column)];
   ChunkSpec spec;
@@ -155,12 +191,15 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   spec.max_page_bytes = options_.max_page_bytes;
   spec.max_thrift_depth = options_.max_thrift_depth;
   spec.verify_crc = options_.verify_crc;
+  spec.byte_views = views;
+  spec.keep_dictionary = options.dictionary && byte_type;
+  spec.view_block_bytes = c.total_uncompressed_size > 0 ? static_cast<uint64_t>(c.total_uncompressed_size) : 0;
   DecodeContext ctx;
   ctx.file = path_;
   ctx.row_group = row_group;
   ctx.column = d.dotted_path;
   DecodeColumnChunkInto(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                        static_cast<uint64_t>(c.start_offset()), spec, ctx, out, &scratch->page);
+                        static_cast<uint64_t>(c.start_offset()), spec, ctx, out, memory);
   if (d.max_rep_level == 0 && out->num_slots() != g.num_rows) {
     ctx.page_offset = static_cast<uint64_t>(c.start_offset());
     ctx.Fail(StrCat("column chunk holds ", out->num_slots(), " rows, the row group has ", g.num_rows));

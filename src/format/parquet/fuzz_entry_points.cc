@@ -1,5 +1,9 @@
 #include "format/parquet/fuzz_entry_points.h"
 
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,7 +65,47 @@ void DecodeColumnChunk(std::string_view chunk_bytes, PhysicalType type, int32_t 
   spec.max_rep_level = max_rep;
   spec.codec = codec;
   spec.max_page_bytes = 16 << 20;
-  DecodeColumnChunkBytes(chunk_bytes, 0, spec, Ctx());
+  const bool byte_type = type == PhysicalType::kByteArray || type == PhysicalType::kFixedLenByteArray ||
+                         type == PhysicalType::kInt96;
+  if (!byte_type) {
+    DecodeColumnChunkBytes(chunk_bytes, 0, spec, Ctx());
+    return;
+  }
+  // Every form of the byte values: the copied one is the reference.
+  std::optional<ColumnData> copied;
+  std::string copied_error;
+  std::exception_ptr copied_exception;
+  try {
+    copied = DecodeColumnChunkBytes(chunk_bytes, 0, spec, Ctx());
+  } catch (const Error& e) {
+    copied_error = e.what();
+    copied_exception = std::current_exception();
+  }
+  for (const bool dictionary : {false, true}) {
+    ChunkSpec form = spec;
+    form.byte_views = true;
+    form.keep_dictionary = dictionary;
+    auto chunk = std::make_shared<Buffer>();
+    chunk->Append(chunk_bytes.data(), chunk_bytes.size());
+    Buffer scratch;
+    ChunkMemory memory;
+    memory.page_scratch = &scratch;
+    memory.chunk = chunk;
+    ColumnData views;
+    try {
+      DecodeColumnChunkInto(std::string_view(reinterpret_cast<const char*>(chunk->data()), chunk->size()), 0, form,
+                            Ctx(), &views, memory);
+    } catch (const Error& e) {
+      if (copied) throw std::logic_error(StrCat("views form failed where the copied form did not: ", e.what()));
+      continue;
+    }
+    if (!copied) throw std::logic_error(StrCat("views form decoded a chunk the copied form rejects: ", copied_error));
+    bool same = views.num_values() == copied->num_values() && views.def_levels() == copied->def_levels() &&
+                views.rep_levels() == copied->rep_levels();
+    for (int64_t i = 0; same && i < views.num_values(); ++i) same = views.bytes_at(i) == copied->bytes_at(i);
+    if (!same) throw std::logic_error("views form and copied form hold different values");
+  }
+  if (!copied) std::rethrow_exception(copied_exception);
 }
 
 void DecodeRleHybrid(std::string_view bytes, int bit_width, int64_t count) {

@@ -18,7 +18,9 @@ void ParseFooter(std::string_view thrift_bytes);
 /// One Thrift-compact PageHeader at the start of `bytes`.
 void ParsePageHeader(std::string_view bytes);
 /// A sequence of pages (a column chunk's bytes) of a column of type `type`, levels `max_def`/`max_rep`, compressed
-/// with `codec`; decodes everything.
+/// with `codec`; decodes everything. Byte-valued columns are decoded again in the views form and the views +
+/// dictionary form (ColumnReadOptions), with the chunk's bytes shared as a file read does for uncompressed chunks:
+/// both must fail alike or hold the same values and levels, else std::logic_error (not a lakerun::Error: a bug).
 void DecodeColumnChunk(std::string_view chunk_bytes, PhysicalType type, int32_t type_length, int16_t max_def,
                        int16_t max_rep, Codec codec);
 /// RLE/bit-packed hybrid run data (no length prefix) of `count` values of `bit_width` bits.

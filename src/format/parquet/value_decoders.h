@@ -37,6 +37,28 @@ size_t DecodeByteStreamSplit(const uint8_t* data, size_t size, int64_t n, Column
 size_t DecodeDictionaryIndices(const uint8_t* data, size_t size, int64_t n, const ColumnData& dictionary,
                                ColumnData* out, const DecodeContext& ctx);
 
+/// Appends `k` values picked by `idx` (each < dictionary.num_values(), unchecked) from `dictionary` to `out`: views
+/// when out->has_views() (the dictionary then has views too), copies otherwise.
+void GatherFromDictionary(const uint32_t* idx, int64_t k, const ColumnData& dictionary, ColumnData* out);
+
+/// Dictionary indices kept as such: appends `n` indices (checked against `dictionary_size`) to
+/// out->mutable_index_buffer() and adds n to out->num_values().
+size_t DecodeDictionaryIndexValues(const uint8_t* data, size_t size, int64_t n, int64_t dictionary_size,
+                                   ColumnData* out, const DecodeContext& ctx);
+
+// View decoders (view_decoders.cc): byte values (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY, INT96) appended to
+// out->mutable_view_buffer() as std::string_views into [data, data + size), which the caller keeps alive (it
+// registers the memory with ColumnData::AddOwner). Same validation and errors as the copying decoders.
+
+/// PLAIN byte values as views: one pass over the lengths for BYTE_ARRAY, none for fixed widths.
+size_t DecodePlainViews(const uint8_t* data, size_t size, int64_t n, ColumnData* out, const DecodeContext& ctx);
+/// DELTA_LENGTH_BYTE_ARRAY as views into the page's concatenated bytes.
+size_t DecodeDeltaLengthByteArrayViews(const uint8_t* data, size_t size, int64_t n, ColumnData* out,
+                                       const DecodeContext& ctx);
+/// Appends a view of every value of `copied` (copied layout, same type as out) whose value bytes have been copied
+/// to `bytes` (copied.value_buffer().size() bytes that the caller keeps alive).
+void AppendViewsOfCopy(const ColumnData& copied, const uint8_t* bytes, ColumnData* out);
+
 /// Appends the byte-array value [p, p + len) to a BYTE_ARRAY ColumnData.
 inline void AppendByteArray(ColumnData* out, const void* p, size_t len) {
   auto& offsets = out->mutable_offsets();

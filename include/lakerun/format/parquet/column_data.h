@@ -5,6 +5,14 @@
 //   - INT32/INT64/FLOAT/DOUBLE: native little-endian arrays (values<int32_t>() ...).
 //   - INT96 and FIXED_LEN_BYTE_ARRAY: `type_length` (12 for INT96) bytes per value, back to back.
 //   - BYTE_ARRAY: `offsets` (num_values() + 1 entries, offsets[0] == 0) into `bytes`.
+// Two further forms exist for BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY and INT96 ("byte values"), produced only when a
+// reader asks for them (ColumnReadOptions in file_reader.h):
+//   - views (has_views()): views()[i] is value i, a std::string_view into decompressed page memory (or the chunk's
+//     bytes) that this ColumnData keeps alive through shared ownership; value_buffer() and offsets() are empty.
+//     Copies of the ColumnData share that memory, so views stay valid as long as any copy lives.
+//   - dictionary (has_dictionary()): dictionary_indices()[i] (num_values() entries) indexes dictionary(), a
+//     ColumnData of the same type holding the chunk's dictionary page (itself copied or views).
+// bytes_at() reads every form; Materialize() turns views and dictionary forms into the copied layout above.
 // Levels: def_levels has one entry per level slot when max_def_level > 0, rep_levels when max_rep_level > 0;
 // otherwise they are empty and every slot holds a value. num_slots() counts slots (= rows for flat columns).
 #pragma once
@@ -89,8 +97,21 @@ class ColumnData {
   T* mutable_values() {
     return reinterpret_cast<T*>(values_.data());
   }
-  /// Value i of a BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY or INT96 column.
+  /// Value i of a BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY or INT96 column, in any form (copied, views, dictionary).
   std::string_view bytes_at(int64_t i) const;
+
+  /// Views form: num_values() views into memory this ColumnData keeps alive (see the file comment).
+  bool has_views() const { return has_views_; }
+  const std::string_view* views() const { return reinterpret_cast<const std::string_view*>(views_.data()); }
+  /// Dictionary form: num_values() indices into dictionary(), each < dictionary().num_values().
+  bool has_dictionary() const { return dictionary_ != nullptr; }
+  const uint32_t* dictionary_indices() const { return reinterpret_cast<const uint32_t*>(indices_.data()); }
+  /// Requires has_dictionary().
+  const ColumnData& dictionary() const { return *dictionary_; }
+  const std::shared_ptr<const ColumnData>& shared_dictionary() const { return dictionary_; }
+  /// Converts the views and dictionary forms into the copied layout (offsets + value_buffer() for BYTE_ARRAY,
+  /// width-strided bytes otherwise) and releases the page memory; no-op for a copied column.
+  void Materialize();
   const Buffer& value_buffer() const { return values_; }
   Buffer& mutable_value_buffer() { return values_; }
   /// BYTE_ARRAY only: num_values() + 1 offsets into value_buffer().
@@ -119,6 +140,16 @@ class ColumnData {
 
   /// Internal: used by decoders to append values.
   void set_num_values(int64_t n) { num_values_ = n; }
+  /// Internal (decoders): the views form's storage (std::string_view entries) and whether it is in use.
+  Buffer& mutable_view_buffer() { return views_; }
+  void set_has_views(bool has_views) { has_views_ = has_views; }
+  /// Internal (decoders): the dictionary form's indices (uint32_t entries) and dictionary (nullptr: not that form).
+  Buffer& mutable_index_buffer() { return indices_; }
+  void set_dictionary(std::shared_ptr<const ColumnData> dictionary) { dictionary_ = std::move(dictionary); }
+  /// Internal (decoders): keeps `memory` alive as long as this ColumnData or a copy of it lives (backs views).
+  void AddOwner(std::shared_ptr<const Buffer> memory) { owners_.push_back(std::move(memory)); }
+  /// Internal (decoders): drops views, indices, dictionary and owned page memory (capacity of the buffers kept).
+  void ClearForms();
   void set_type(PhysicalType type, int32_t type_length) {
     type_ = type;
     type_length_ = type_length;
@@ -132,6 +163,11 @@ class ColumnData {
   std::vector<int64_t> offsets_;
   std::vector<int16_t> def_levels_;
   std::vector<int16_t> rep_levels_;
+  Buffer views_;    // std::string_view per value when has_views_
+  Buffer indices_;  // uint32_t per value when dictionary_ is set
+  std::shared_ptr<const ColumnData> dictionary_;
+  std::vector<std::shared_ptr<const Buffer>> owners_;  // page memory that views_ (or the dictionary's) point into
+  bool has_views_ = false;
   int16_t max_def_level_ = 0;
   int16_t max_rep_level_ = 0;
 };

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/column_data.h"
@@ -25,6 +26,21 @@ namespace lakerun::parquet {
 struct ReadScratch {
   Buffer chunk_bytes;
   Buffer page;
+  /// Page memory of the views form (ColumnReadOptions::byte_views), reused once no ColumnData holds it any more.
+  std::vector<std::shared_ptr<Buffer>> view_buffers;
+};
+
+/// How ReadColumnChunk returns BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY and INT96 values ("byte values"; see column_data.h).
+/// Other types are unaffected. The default is the copied layout.
+struct ColumnReadOptions {
+  /// Views form: one std::string_view per value into the decompressed pages (stored-uncompressed pages: into the
+  /// chunk's bytes) that the ColumnData keeps alive, instead of a copy of every value. Costs 16 bytes per value,
+  /// whatever its length: a large win for blobs and long strings, a wash for strings of a few bytes.
+  bool byte_views = false;
+  /// Dictionary form for chunks whose data pages are all dictionary-encoded: the indices plus the dictionary
+  /// (itself views when byte_views is set), as Arrow's DictionaryArray; a chunk that falls back to another encoding
+  /// part-way (or has no dictionary) comes back in the views or copied form.
+  bool dictionary = false;
 };
 
 struct ReaderOptions {
@@ -59,6 +75,11 @@ class ParquetFile {
   /// Same, into `out`, reusing the capacity of its buffers (and of `scratch` when given): a loop that reads chunk
   /// after chunk this way stops allocating fresh memory, which otherwise dominates decoding time for large chunks.
   void ReadColumnChunk(int row_group, int column, ColumnData* out, ReadScratch* scratch = nullptr) const;
+  /// Same, with byte values in the form `options` asks for. With views, reusing `out` and `scratch` also reuses the
+  /// page memory of out's previous contents (unless a copy of it still holds that memory).
+  void ReadColumnChunk(int row_group, int column, ColumnData* out, ReadScratch* scratch,
+                       const ColumnReadOptions& options) const;
+  ColumnData ReadColumnChunk(int row_group, int column, const ColumnReadOptions& options) const;
 
   /// The raw bytes of a column chunk as stored (page headers included).
   std::string ReadColumnChunkBytes(int row_group, int column) const;

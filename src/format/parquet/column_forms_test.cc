@@ -1,0 +1,328 @@
+// The views and dictionary forms of byte values (ColumnReadOptions): the same values and levels as the copied form
+// for every encoding, codec and page version; views outliving the file, the scratch and the reused output; the
+// dictionary form and its fallback when a chunk mixes dictionary and plain pages.
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "format/parquet/parquet_test_util.h"
+#include "lakerun_testing/matchers.h"
+
+namespace lakerun::parquet {
+namespace {
+
+using testing::MemFile;
+using testing::SameColumn;
+
+constexpr int32_t kWidth = 5;
+
+struct Rows {
+  std::vector<std::string> strings;  // non-null values of "s"
+  std::vector<std::string> fixed;    // non-null values of "f"
+  std::vector<int16_t> s_def, f_def;
+  std::vector<std::string> tags;     // values of the list "tags"
+  std::vector<int16_t> t_def, t_rep;
+};
+
+// `n` rows; `distinct` bounds the number of different strings (small: dictionary-friendly); every 7th "s" and every
+// 5th "f" is null; "tags" holds lists of 0-3 strings (empty and null lists included).
+Rows MakeRows(int n, int distinct, int salt) {
+  Rows r;
+  for (int i = 0; i < n; ++i) {
+    const int k = (i * 7919 + salt) % distinct;
+    if (i % 7 == 3) {
+      r.s_def.push_back(0);
+    } else {
+      r.s_def.push_back(1);
+      r.strings.push_back("value-" + std::to_string(k) + std::string(static_cast<size_t>(k % 13), 'x'));
+    }
+    if (i % 5 == 1) {
+      r.f_def.push_back(0);
+    } else {
+      r.f_def.push_back(1);
+      std::string v(kWidth, '\0');
+      for (int b = 0; b < kWidth; ++b) v[static_cast<size_t>(b)] = static_cast<char>((k * 31 + b * 7 + salt) & 0xff);
+      r.fixed.push_back(v);
+    }
+    const int len = i % 11 == 0 ? -1 : i % 4;  // -1: a null list
+    if (len <= 0) {
+      r.t_def.push_back(len < 0 ? 0 : 1);
+      r.t_rep.push_back(0);
+    }
+    for (int e = 0; e < len; ++e) {
+      r.t_def.push_back(3);
+      r.t_rep.push_back(e == 0 ? 0 : 1);
+      r.tags.push_back("t" + std::to_string((k + e) % 9));
+    }
+  }
+  return r;
+}
+
+Schema TestSchema() {
+  return Schema::FromFields(
+      {Leaf("s", PhysicalType::kByteArray, Repetition::kOptional, LogicalType::String()),
+       Leaf("f", PhysicalType::kFixedLenByteArray, Repetition::kOptional, {}, kWidth),
+       ListOf("tags", Leaf("element", PhysicalType::kByteArray, Repetition::kOptional, LogicalType::String()))});
+}
+
+std::vector<ColumnData> Columns(const Rows& r) {
+  std::vector<ColumnData> cols;
+  cols.push_back(ColumnData::ByteArrays(r.strings).set_def_levels(r.s_def, 1));
+  cols.push_back(ColumnData::FixedBytes(PhysicalType::kFixedLenByteArray, kWidth, r.fixed).set_def_levels(r.f_def, 1));
+  ColumnData tags = ColumnData::ByteArrays(r.tags);
+  tags.set_def_levels(r.t_def, 3).set_rep_levels(r.t_rep, 1);
+  cols.push_back(std::move(tags));
+  return cols;
+}
+
+void WriteGroups(MemFile& f, const std::vector<Rows>& groups, const WriterOptions& options) {
+  ParquetWriter w(*f.fs, f.path, TestSchema(), options);
+  for (const Rows& g : groups) w.WriteRowGroup(Columns(g));
+  w.Close();
+}
+
+ColumnReadOptions Views() {
+  ColumnReadOptions o;
+  o.byte_views = true;
+  return o;
+}
+ColumnReadOptions ViewsAndDictionary() {
+  ColumnReadOptions o;
+  o.byte_views = true;
+  o.dictionary = true;
+  return o;
+}
+ColumnReadOptions CopiedDictionary() {
+  ColumnReadOptions o;
+  o.dictionary = true;
+  return o;
+}
+
+// Same levels and values (through bytes_at) as `want`, and the same bytes once materialized.
+void ExpectSameValues(const ColumnData& want, ColumnData got, const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(got.num_values(), want.num_values());
+  EXPECT_EQ(got.def_levels(), want.def_levels());
+  EXPECT_EQ(got.rep_levels(), want.rep_levels());
+  for (int64_t i = 0; i < want.num_values(); ++i) {
+    ASSERT_EQ(got.bytes_at(i), want.bytes_at(i)) << "value " << i;
+  }
+  got.Materialize();
+  EXPECT_FALSE(got.has_views());
+  EXPECT_FALSE(got.has_dictionary());
+  EXPECT_TRUE(SameColumn(got, want));
+  if (want.type() == PhysicalType::kByteArray) {
+    EXPECT_EQ(got.offsets(), want.offsets());
+  }
+}
+
+// (codec, page version, encoding of "s"/"tags" and "f"; kPlainDictionary: dictionary pages).
+using FormParam = std::tuple<Codec, int, Encoding>;
+
+class ColumnFormsTest : public ::testing::TestWithParam<FormParam> {};
+
+TEST_P(ColumnFormsTest, ViewsAndDictionaryFormsHoldTheCopiedValues) {
+  const auto [codec, page_version, encoding] = GetParam();
+  WriterOptions options;
+  options.codec = codec;
+  options.page_version = page_version;
+  options.page_bytes = 700;  // many pages per chunk
+  options.dictionary = encoding == Encoding::kPlainDictionary;
+  if (!options.dictionary) {
+    const bool fixed_ok = encoding != Encoding::kDeltaLengthByteArray;
+    options.column_encoding["s"] = encoding;
+    options.column_encoding["tags.list.element"] = encoding;
+    options.column_encoding["f"] =
+        fixed_ok ? encoding : Encoding::kPlain;  // DELTA_LENGTH_BYTE_ARRAY is for BYTE_ARRAY only
+  }
+  if (encoding == Encoding::kByteStreamSplit) {  // fixed widths only
+    options.column_encoding["s"] = Encoding::kPlain;
+    options.column_encoding["tags.list.element"] = Encoding::kDeltaByteArray;
+  }
+  MemFile f;
+  WriteGroups(f, {MakeRows(1500, 40, 1), MakeRows(900, 60, 2)}, options);
+  auto file = f.Open();
+  for (int rg = 0; rg < file->num_row_groups(); ++rg) {
+    for (int col = 0; col < file->schema().num_columns(); ++col) {
+      const std::string where = "row group " + std::to_string(rg) + ", column " + std::to_string(col);
+      const ColumnData copied = file->ReadColumnChunk(rg, col);
+      ASSERT_FALSE(copied.has_views());
+      ASSERT_FALSE(copied.has_dictionary());
+
+      ColumnData views = file->ReadColumnChunk(rg, col, Views());
+      EXPECT_TRUE(views.has_views()) << where;
+      EXPECT_FALSE(views.has_dictionary()) << where;
+      EXPECT_TRUE(views.value_buffer().empty()) << where;
+      ExpectSameValues(copied, views, where + ", views");
+
+      ColumnData dict = file->ReadColumnChunk(rg, col, ViewsAndDictionary());
+      EXPECT_EQ(dict.has_dictionary(), options.dictionary) << where;
+      if (dict.has_dictionary()) {
+        EXPECT_TRUE(dict.dictionary().has_views()) << where;
+        const int64_t entries = dict.dictionary().num_values();
+        for (int64_t i = 0; i < dict.num_values(); ++i) ASSERT_LT(dict.dictionary_indices()[i], entries);
+      } else {
+        EXPECT_TRUE(dict.has_views()) << where;
+      }
+      ExpectSameValues(copied, dict, where + ", views + dictionary");
+
+      ColumnData copied_dict = file->ReadColumnChunk(rg, col, CopiedDictionary());
+      EXPECT_EQ(copied_dict.has_dictionary(), options.dictionary) << where;
+      EXPECT_FALSE(copied_dict.has_views()) << where;
+      ExpectSameValues(copied, copied_dict, where + ", copied dictionary");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ColumnFormsTest,
+    ::testing::Combine(::testing::Values(Codec::kUncompressed, Codec::kSnappy, Codec::kZstd), ::testing::Values(1, 2),
+                       ::testing::Values(Encoding::kPlainDictionary, Encoding::kPlain, Encoding::kDeltaLengthByteArray,
+                                         Encoding::kDeltaByteArray, Encoding::kByteStreamSplit)),
+    [](const ::testing::TestParamInfo<FormParam>& info) {
+      return ToString(std::get<0>(info.param)) + "_v" + std::to_string(std::get<1>(info.param)) + "_" +
+             ToString(std::get<2>(info.param));
+    });
+
+// Expected non-null values of "s" in the order they are stored.
+void ExpectStrings(const ColumnData& d, const std::vector<std::string>& want) {
+  ASSERT_EQ(d.num_values(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(d.bytes_at(static_cast<int64_t>(i)), want[i]) << "value " << i;
+}
+
+TEST(ColumnViewsTest, ViewsOutliveTheFileTheScratchAndTheReusedOutput) {
+  for (Codec codec : {Codec::kUncompressed, Codec::kSnappy}) {
+    SCOPED_TRACE(ToString(codec));
+    MemFile f;
+    WriterOptions options;
+    options.codec = codec;
+    options.dictionary = false;
+    options.page_bytes = 500;
+    const Rows a = MakeRows(800, 500, 3), b = MakeRows(800, 500, 4);
+    WriteGroups(f, {a, b}, options);
+    ColumnData kept_a, kept_b;
+    {
+      auto file = f.Open();
+      ReadScratch scratch;
+      ColumnData out;
+      file->ReadColumnChunk(0, 0, &out, &scratch, Views());
+      kept_a = out;  // a copy shares the page memory
+      // Reading into the same output and scratch must not recycle memory a copy still holds.
+      file->ReadColumnChunk(1, 0, &out, &scratch, Views());
+      ExpectStrings(out, b.strings);
+      ExpectStrings(kept_a, a.strings);
+      kept_b = std::move(out);
+    }
+    // File, scratch and output are gone; the views still read their pages.
+    ASSERT_TRUE(kept_a.has_views());
+    ExpectStrings(kept_a, a.strings);
+    ExpectStrings(kept_b, b.strings);
+    EXPECT_EQ(kept_a.def_levels(), a.s_def);
+  }
+}
+
+TEST(ColumnViewsTest, PageMemoryIsReusedOnceNoResultHoldsIt) {
+  MemFile f;
+  WriterOptions options;
+  options.codec = Codec::kSnappy;
+  options.dictionary = false;
+  const Rows a = MakeRows(3000, 3000, 5), b = MakeRows(3000, 3000, 6);
+  WriteGroups(f, {a, b}, options);
+  auto file = f.Open();
+  ReadScratch scratch;
+  ColumnData out;
+  for (int round = 0; round < 6; ++round) {
+    file->ReadColumnChunk(round % 2, 0, &out, &scratch, Views());
+    ExpectStrings(out, round % 2 == 0 ? a.strings : b.strings);
+  }
+  // One block per chunk, recycled chunk after chunk: the pool does not grow with the number of reads.
+  EXPECT_EQ(scratch.view_buffers.size(), 1u);
+}
+
+TEST(ColumnDictionaryTest, AllDictionaryChunkKeepsIndicesAndTheDictionary) {
+  MemFile f;
+  WriterOptions options;
+  options.page_bytes = 300;
+  const Rows r = MakeRows(2000, 25, 7);
+  WriteGroups(f, {r}, options);
+  auto file = f.Open();
+  for (const ColumnReadOptions& form : {ViewsAndDictionary(), CopiedDictionary()}) {
+    ColumnData d = file->ReadColumnChunk(0, 0, form);
+    ASSERT_TRUE(d.has_dictionary());
+    EXPECT_EQ(d.has_views(), false);
+    EXPECT_EQ(d.dictionary().has_views(), form.byte_views);
+    std::set<std::string> distinct(r.strings.begin(), r.strings.end());
+    EXPECT_EQ(d.dictionary().num_values(), static_cast<int64_t>(distinct.size()));
+    EXPECT_EQ(d.def_levels(), r.s_def);
+    ExpectStrings(d, r.strings);
+    // The dictionary outlives the column it came from.
+    std::shared_ptr<const ColumnData> dictionary = d.shared_dictionary();
+    const std::string first(d.bytes_at(0));
+    d = ColumnData();
+    file.reset();
+    bool found = false;
+    for (int64_t k = 0; k < dictionary->num_values(); ++k) found = found || dictionary->bytes_at(k) == first;
+    EXPECT_TRUE(found);
+    file = f.Open();
+  }
+}
+
+TEST(ColumnDictionaryTest, ChunkMixingDictionaryAndPlainPagesFallsBackToValues) {
+  for (int page_version : {1, 2}) {
+    SCOPED_TRACE(page_version);
+    MemFile f;
+    WriterOptions options;
+    options.page_version = page_version;
+    options.page_bytes = 400;
+    options.dictionary_page_bytes = 600;  // overflows part-way: later pages are PLAIN
+    const Rows r = MakeRows(3000, 3000, 8);
+    WriteGroups(f, {r}, options);
+    auto file = f.Open();
+    const auto& encodings = file->metadata().row_groups[0].columns[0].encodings;
+    auto has = [&](Encoding e) { return std::find(encodings.begin(), encodings.end(), e) != encodings.end(); };
+    ASSERT_TRUE(has(Encoding::kPlain));
+    ASSERT_TRUE(has(Encoding::kRleDictionary) || has(Encoding::kPlainDictionary));
+    const ColumnData copied = file->ReadColumnChunk(0, 0);
+    ExpectStrings(copied, r.strings);
+    for (const ColumnReadOptions& form : {ViewsAndDictionary(), CopiedDictionary(), Views()}) {
+      ColumnData d = file->ReadColumnChunk(0, 0, form);
+      EXPECT_FALSE(d.has_dictionary());
+      EXPECT_EQ(d.has_views(), form.byte_views);
+      ExpectSameValues(copied, d, form.byte_views ? "views" : "copied");
+    }
+  }
+}
+
+TEST(ColumnViewsTest, FixedWidthTypesIgnoreTheOptionsAndSpacedRefusesViews) {
+  MemFile f;
+  f.Write(Schema::FromFields({Leaf("x", PhysicalType::kInt64), Leaf("b", PhysicalType::kByteArray)}),
+          {ColumnData::Int64s({5, 6, 5, 7}), ColumnData::ByteArrays({"a", "bb", "a", "ccc"})});
+  auto file = f.Open();
+  ColumnData x = file->ReadColumnChunk(0, 0, ViewsAndDictionary());
+  EXPECT_FALSE(x.has_views());
+  EXPECT_FALSE(x.has_dictionary());
+  EXPECT_EQ(x.values<int64_t>()[3], 7);
+  ColumnData b = file->ReadColumnChunk(0, 1, Views());
+  ASSERT_TRUE(b.has_views());
+  EXPECT_EQ(b.views()[3], "ccc");
+  b.set_type(PhysicalType::kFixedLenByteArray, 1);  // a fixed width, still views
+  EXPECT_THROW_WITH(b.Spaced(), InvalidArgument, "Materialize");
+}
+
+TEST(ColumnViewsTest, WriterTakesMaterializedViewsOnly) {
+  MemFile f;
+  const Schema schema = Schema::FromFields({Leaf("b", PhysicalType::kByteArray)});
+  f.Write(schema, {ColumnData::ByteArrays({"a", "bb", "a", "ccc"})});
+  ColumnData b = f.Open()->ReadColumnChunk(0, 0, ViewsAndDictionary());
+  ASSERT_TRUE(b.has_dictionary());
+  MemFile g;
+  EXPECT_THROW_WITH(g.Write(schema, {b}), InvalidArgument, "column 'b'", "Materialize");
+  b.Materialize();
+  g.Write(schema, {b});
+  EXPECT_TRUE(SameColumn(g.Open()->ReadColumnChunk(0, 0), f.Open()->ReadColumnChunk(0, 0)));
+}
+
+}  // namespace
+}  // namespace lakerun::parquet
