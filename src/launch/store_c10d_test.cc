@@ -35,7 +35,7 @@ c10::intrusive_ptr<c10d::TCPStore> Connect(int port, milliseconds timeout = mill
 }
 
 TEST(StoreC10dTest, C10dClientRunsEveryOperation) {
-  auto server = StoreServer::Start();
+  auto server = internal::StartEpollStoreServer(StoreServerOptions{}, internal::StoreLimits{});
   auto store = Connect(server->port());
 
   store->set("a", B(std::string("x\0y", 3)));

@@ -1,5 +1,6 @@
 // StoreClient on c10d TCPStore's wire protocol (store_protocol.h), >= 2.3 numbering: VALIDATE and PING on connect.
-// It talks to the launcher's store (store_server.cc) or any c10d >= 2.3 TCPStore server.
+// It talks to the launcher's store (store_server.cc) or any c10d >= 2.3 TCPStore server; keys go out as c10d's
+// client sends them ("/" + key).
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -47,7 +48,7 @@ class ProtocolStoreClient final : public StoreClient {
   void Set(const std::string& key, const std::string& value) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::string request = Begin(StoreOp::kSet);
-    internal::PutBytes(&request, key);
+    internal::PutBytes(&request, internal::WireKey(key));
     internal::PutBytes(&request, value);
     SendAll(request, "set '" + key + "'");
   }
@@ -62,7 +63,7 @@ class ProtocolStoreClient final : public StoreClient {
     std::lock_guard<std::mutex> lock(mu_);
     std::string request = Begin(StoreOp::kCheck);
     internal::PutU64(&request, 1);
-    internal::PutBytes(&request, key);
+    internal::PutBytes(&request, internal::WireKey(key));
     const std::string what = "get '" + key + "'";
     SendAll(request, what);
     if (ReadU8(what, Clock::now() + kReplyTimeout) != internal::kCheckReady) return std::nullopt;
@@ -72,7 +73,7 @@ class ProtocolStoreClient final : public StoreClient {
   int64_t Add(const std::string& key, int64_t delta) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::string request = Begin(StoreOp::kAdd);
-    internal::PutBytes(&request, key);
+    internal::PutBytes(&request, internal::WireKey(key));
     internal::PutI64(&request, delta);
     const std::string what = "add to '" + key + "'";
     SendAll(request, what);
@@ -207,7 +208,7 @@ class ProtocolStoreClient final : public StoreClient {
   void Wait(const std::string& key, std::chrono::milliseconds timeout) {
     std::string request = Begin(StoreOp::kWait);
     internal::PutU64(&request, 1);
-    internal::PutBytes(&request, key);
+    internal::PutBytes(&request, internal::WireKey(key));
     const std::string what = "get '" + key + "'";
     SendAll(request, what);
     uint8_t response = 0;
@@ -228,7 +229,7 @@ class ProtocolStoreClient final : public StoreClient {
 
   std::string DoGet(const std::string& key) {
     std::string request = Begin(StoreOp::kGet);
-    internal::PutBytes(&request, key);
+    internal::PutBytes(&request, internal::WireKey(key));
     const std::string what = "get '" + key + "'";
     SendAll(request, what);
     const Clock::time_point deadline = Clock::now() + kReplyTimeout;

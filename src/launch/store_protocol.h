@@ -45,6 +45,11 @@ namespace lakerun::launch::internal {
 
 inline constexpr uint32_t kValidationMagic = 0x3C85F7CE;
 
+/// c10d's TCPStore client puts "/" before every key it sends (its keyPrefix_, 1.13 and 2.x alike), so key "k" of
+/// the c10d API is "/k" on the wire. StoreServer's and StoreClient's methods do the same, so the launcher, lakerun
+/// ranks and c10d clients see one key space.
+inline std::string WireKey(const std::string& key) { return "/" + key; }
+
 enum class StoreDialect : uint8_t { kUnknown, kLegacy, kValidated };
 
 enum class StoreOp : uint8_t {

@@ -103,23 +103,26 @@ class EpollStoreServerImpl final : public EpollStoreServer {
 
   // --- StoreServer (the launcher's own operations) ---
 
+  // Keys of these methods are c10d API keys: "/" + key on the wire (WireKey).
+
   void Set(const std::string& key, const std::string& value) override {
     std::lock_guard<std::mutex> lock(mu_);
-    DoSet(key, value);
+    DoSet(WireKey(key), value);
   }
 
   std::string Get(const std::string& key, std::chrono::milliseconds timeout) override {
+    const std::string wire = WireKey(key);
     std::unique_lock<std::mutex> lock(mu_);
-    if (!changed_.wait_for(lock, timeout, [&] { return data_.count(key) > 0; })) {
+    if (!changed_.wait_for(lock, timeout, [&] { return data_.count(wire) > 0; })) {
       LAKERUN_THROW(CommTimeout, "store ", Where(), ": key '", key, "' did not appear within ", timeout.count(),
                     " ms");
     }
-    return data_.at(key);
+    return data_.at(wire);
   }
 
   std::optional<std::string> TryGet(const std::string& key) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = data_.find(key);
+    auto it = data_.find(WireKey(key));
     if (it == data_.end()) return std::nullopt;
     return it->second;
   }
@@ -127,7 +130,7 @@ class EpollStoreServerImpl final : public EpollStoreServer {
   int64_t Add(const std::string& key, int64_t delta) override {
     std::lock_guard<std::mutex> lock(mu_);
     try {
-      return DoAdd(key, delta);
+      return DoAdd(WireKey(key), delta);
     } catch (const ConnectionError& e) {
       LAKERUN_THROW(DistError, "store ", Where(), ": ", e.message);
     }

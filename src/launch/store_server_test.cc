@@ -195,9 +195,9 @@ TEST(StoreServerTest, ValidatedDialectAnswersEveryOperation) {
     c.Send(r);
     return c.ReadBytes();
   };
-  EXPECT_EQ(compare_set("cs", "", "first"), "first");       // missing + empty expected: created
-  EXPECT_EQ(compare_set("cs", "wrong", "second"), "first");  // mismatch: unchanged
-  EXPECT_EQ(compare_set("cs", "first", "second"), "second");
+  EXPECT_EQ(compare_set("/cs", "", "first"), "first");       // missing + empty expected: created
+  EXPECT_EQ(compare_set("/cs", "wrong", "second"), "first");  // mismatch: unchanged
+  EXPECT_EQ(compare_set("/cs", "first", "second"), "second");
   EXPECT_EQ(compare_set("absent", "x", "y"), "x");          // missing + expected: c10d answers `expected`
   c.SendKeys(StoreOp::kCheck, {"absent"});
   EXPECT_EQ(c.ReadU8(), kCheckNotReady);
@@ -214,7 +214,7 @@ TEST(StoreServerTest, ValidatedDialectAnswersEveryOperation) {
   EXPECT_EQ(c.ReadBytes(), "one");
   EXPECT_EQ(c.Simple(StoreOp::kQueuePop, "q"), 0);
 
-  EXPECT_EQ(server->TryGet("cs"), "second");  // COMPARE_SET answered: applied
+  EXPECT_EQ(server->TryGet("cs"), "second");  // c10d API key "cs" is "/cs" on the wire
   EXPECT_EQ(server->Stats().validated, 1u);
   EXPECT_EQ(server->Stats().protocol_errors, 0u);
 }
@@ -239,7 +239,7 @@ TEST(StoreServerTest, WaitAnswersWhenTheLastKeyAppearsAndCancelWaitStopsIt) {
   EXPECT_EQ(waiter.Get("never"), "now");
 
   // The launcher's own Set wakes a client's wait.
-  waiter.SendKeys(StoreOp::kWait, {"from_server"});
+  waiter.SendKeys(StoreOp::kWait, {"/from_server"});
   server->Set("from_server", "v");
   EXPECT_EQ(waiter.ReadU8(), kStopWaiting);
 }
@@ -346,13 +346,13 @@ TEST(StoreServerTest, RequestsSplitAcrossWritesAndDisconnectsMidRequest) {
     half += "only ten b";
     quitter.Send(half);
     RawClient waiter(server->port(), StoreDialect::kValidated);
-    waiter.SendKeys(StoreOp::kWait, {"gone"});
+    waiter.SendKeys(StoreOp::kWait, {"/gone"});
     std::this_thread::sleep_for(milliseconds(20));
   }  // both disconnect: one mid-request, one mid-wait
   server->Set("gone", "1");
   EXPECT_FALSE(server->TryGet("half").has_value());
   RawClient after(server->port(), StoreDialect::kLegacy);
-  EXPECT_EQ(after.Get("gone"), "1");
+  EXPECT_EQ(after.Get("/gone"), "1");
   for (int i = 0; i < 100 && server->Stats().open != 2; ++i) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_EQ(server->Stats().open, 2u);  // `split` and `after`
 }
@@ -362,15 +362,17 @@ TEST(StoreServerTest, TheLaunchersOwnOperations) {
   std::thread writer([&] {
     RawClient c(server->port(), StoreDialect::kLegacy);
     std::this_thread::sleep_for(milliseconds(50));
-    c.Set("from_client", "hello");
-    EXPECT_EQ(c.Add("count", 1), 1);
+    c.Set("/from_client", "hello");  // what c10d's client sends for key "from_client"
+    EXPECT_EQ(c.Add("/count", 1), 1);
   });
   EXPECT_EQ(server->Get("from_client", milliseconds(10000)), "hello");
   writer.join();
   EXPECT_EQ(server->Add("count", 2), 3);
+  RawClient reader(server->port(), StoreDialect::kValidated);
+  EXPECT_EQ(reader.Get("/count"), "3");
   EXPECT_THROW_WITH(server->Get("never", milliseconds(50)), CommTimeout, "never", "did not appear within 50 ms");
   server->Set("text", "abc");
-  EXPECT_THROW_WITH(server->Add("text", 1), DistError, "'text'", "not an integer");
+  EXPECT_THROW_WITH(server->Add("text", 1), DistError, "'/text'", "not an integer");
 }
 
 TEST(StoreServerTest, ClientGetTimeoutCancelsTheWaitAndKeepsTheConnection) {
