@@ -1,5 +1,5 @@
 // End-to-end tests of the launcher with real rank processes (testdata/test_rank.cc). Launch() runs in this process
-// where a separate launcher adds nothing (it loads libtorch, which costs a second of CPU per start); the stand-alone
+// where a separate launcher adds nothing but a process start; the stand-alone
 // `lakerun launch` program (launch_test_launcher) runs where it matters: flags, signals sent to the launcher,
 // concurrent launchers. Every wait is bounded; the fixture kills every process a test started, also on failure.
 #include <fcntl.h>

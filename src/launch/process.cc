@@ -110,8 +110,8 @@ Child SpawnInOwnGroup(const SpawnRequest& request) {
     }
     ::signal(SIGPIPE, SIG_DFL);
 #if defined(SYS_close_range)
-    // Like Popen(close_fds=True): descriptors the launcher's libraries opened without O_CLOEXEC (c10d's store
-    // socket and pipes) must not leak into the ranks. Best effort: an older kernel lacks CLOSE_RANGE_CLOEXEC.
+    // Like Popen(close_fds=True): descriptors opened without O_CLOEXEC (by a function-API program or its
+    // libraries) must not leak into the ranks. Best effort: an older kernel lacks CLOSE_RANGE_CLOEXEC.
     ::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
 #endif
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);

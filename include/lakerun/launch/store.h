@@ -1,10 +1,11 @@
 // The rendezvous store behind lakerun's own small interface.
 //
 // The launcher hosts the store (StoreServer::Start) before it spawns any rank; ranks reach it as clients
-// (StoreClient::Connect) at MASTER_ADDR:MASTER_PORT. Today both sides are c10d's TCPStore, so unmodified PyTorch
-// programs (env:// with TORCHELASTIC_USE_AGENT_STORE=True) and lakerun::dist talk to the same server. Nothing here
-// exposes c10d types, so the implementation can be replaced (multi-host needs an authenticated store; c10d's
-// TCPStore listens on every interface and has no authentication).
+// (StoreClient::Connect) at MASTER_ADDR:MASTER_PORT. Both ends speak c10d TCPStore's wire protocol without linking
+// libtorch (src/launch/store_protocol.h), so unmodified PyTorch programs (env:// with
+// TORCHELASTIC_USE_AGENT_STORE=True), lakerun::dist and lakerun's own ranks share one server. Keys here are c10d
+// API keys: a c10d client's key "k" and this interface's key "k" are the same entry. Nothing here exposes the
+// implementation, so it can be replaced (multi-host needs an authenticated store; TCPStore has no authentication).
 //
 // Values are byte strings. Every blocking call takes a timeout and throws CommTimeout when it passes; a broken
 // connection throws DistError naming the store's address and the key.
