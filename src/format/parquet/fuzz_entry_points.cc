@@ -35,6 +35,28 @@ bool BadType(PhysicalType type) { return static_cast<int>(type) < 0 || static_ca
 
 }  // namespace
 
+namespace {
+
+// The views + dictionary form of a byte-valued chunk of a file must hold what the copied form holds (`copied`,
+// which TableReader decoded); std::logic_error otherwise.
+void CheckByteForms(const ParquetFile& file, int row_group, int column, const ColumnData& copied) {
+  ColumnReadOptions form;
+  form.byte_views = true;
+  form.dictionary = true;
+  ColumnData views;
+  try {
+    views = file.ReadColumnChunk(row_group, column, form);
+  } catch (const Error& e) {
+    throw std::logic_error(StrCat("views form failed where the copied form did not: ", e.what()));
+  }
+  bool same = views.num_values() == copied.num_values() && views.def_levels() == copied.def_levels() &&
+              views.rep_levels() == copied.rep_levels();
+  for (int64_t i = 0; same && i < views.num_values(); ++i) same = views.bytes_at(i) == copied.bytes_at(i);
+  if (!same) throw std::logic_error("views form and copied form of a file's chunk hold different values");
+}
+
+}  // namespace
+
 void ParseFile(std::string_view file_bytes) {
   ReaderOptions options;
   options.max_page_bytes = 64 << 20;
@@ -43,6 +65,13 @@ void ParseFile(std::string_view file_bytes) {
   int64_t rows = 0;
   while (auto rg = reader.Next()) {
     if (rg->num_rows > kMaxCount || (rows += rg->num_rows) > kMaxCount) return;
+    for (size_t i = 0; i < rg->columns.size(); ++i) {
+      const PhysicalType type = rg->data[i].type();
+      if (type == PhysicalType::kByteArray || type == PhysicalType::kFixedLenByteArray ||
+          type == PhysicalType::kInt96) {
+        CheckByteForms(*file, rg->row_group, rg->columns[i], rg->data[i]);
+      }
+    }
     AssembleRecords(file->schema(), reader.top_level_fields(), rg->columns, rg->data, rg->num_rows);
   }
 }

@@ -11,7 +11,9 @@
 
 namespace lakerun::parquet::fuzz {
 
-/// A whole file in memory: opens it, then decodes every column chunk of every row group and assembles the rows.
+/// A whole file in memory: opens it, then decodes every column chunk of every row group and assembles the rows;
+/// byte-valued chunks are read again in the views + dictionary form, which must hold the same values (else
+/// std::logic_error).
 void ParseFile(std::string_view file_bytes);
 /// The Thrift-compact FileMetaData struct (the footer without the trailing length and magic), schema included.
 void ParseFooter(std::string_view thrift_bytes);
