@@ -1,11 +1,20 @@
 #include "lakerun/format/parquet/column_data.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <new>
 
 #include "lakerun/base/error.h"
 
 namespace lakerun::parquet {
+namespace {
+
+// Buffers of at least this many bytes are aligned to, and advised as, transparent huge pages.
+constexpr size_t kHugePageThreshold = size_t{4} << 20;
+constexpr size_t kHugePage = size_t{2} << 20;
+
+}  // namespace
 
 Buffer& Buffer::operator=(const Buffer& o) {
   if (this != &o) {
@@ -36,8 +45,18 @@ void Buffer::Reserve(size_t capacity) {
   if (capacity <= capacity_) return;
   // 64 bytes of slack past the end let word-at-a-time decoders overrun safely.
   size_t bytes = (capacity + 64 + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, bytes);
+  size_t align = 64;
+  if (bytes >= kHugePageThreshold) {
+    align = kHugePage;
+    bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  }
+  void* p = std::aligned_alloc(align, bytes);
   if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  // Big buffers (whole pages of blobs, chunks) are written once and then walked: 2 MiB pages cut the page faults of
+  // a fresh buffer 512-fold and the TLB misses of strided reads. Only a hint (transparent huge pages may be off).
+  if (align == kHugePage) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
   if (size_) std::memcpy(p, data_, size_);
   std::free(data_);
   data_ = static_cast<uint8_t*>(p);

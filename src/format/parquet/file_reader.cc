@@ -170,8 +170,11 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
     // memory first so that it can be reused for these bytes. (Compressed chunks decompress into page memory; their
     // occasional stored-uncompressed v2 page is copied there.)
     out->ClearForms();
-    std::shared_ptr<Buffer> shared =
-        AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(std::max<int64_t>(0, meta.total_compressed_size)));
+    // The size is only a capacity hint here (ReadChunk validates it): bounded by the file so a lying footer
+    // cannot ask for more.
+    const uint64_t hint = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(0, meta.total_compressed_size)),
+                                             file_size_);
+    std::shared_ptr<Buffer> shared = AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(hint));
     ReadChunk(row_group, column, shared.get());
     chunk = shared.get();
     memory.chunk = std::move(shared);
@@ -193,7 +196,10 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   spec.verify_crc = options_.verify_crc;
   spec.byte_views = views;
   spec.keep_dictionary = options.dictionary && byte_type;
-  spec.view_block_bytes = c.total_uncompressed_size > 0 ? static_cast<uint64_t>(c.total_uncompressed_size) : 0;
+  // One block for every page when the metadata is right; a lying size only changes how memory is split in blocks.
+  // Capped at 32x the stored size (typical codecs compress 2-10x; pages past the block get further blocks).
+  spec.view_block_bytes = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(0, c.total_uncompressed_size)),
+                                             32 * static_cast<uint64_t>(std::max<int64_t>(0, c.total_compressed_size)));
   DecodeContext ctx;
   ctx.file = path_;
   ctx.row_group = row_group;

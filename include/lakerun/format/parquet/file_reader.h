@@ -26,7 +26,8 @@ namespace lakerun::parquet {
 struct ReadScratch {
   Buffer chunk_bytes;
   Buffer page;
-  /// Page memory of the views form (ColumnReadOptions::byte_views), reused once no ColumnData holds it any more.
+  /// Page memory of the views form (ColumnReadOptions::byte_views), reused once no ColumnData holds it any more
+  /// (at most 16 blocks are kept; results hold theirs until they are destroyed).
   std::vector<std::shared_ptr<Buffer>> view_buffers;
 };
 
