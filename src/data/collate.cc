@@ -32,88 +32,331 @@ at::ScalarType ToScalarType(ElementType type) {
 
 constexpr uint64_t kImageStream = 0x696d616765ULL;  // "image"
 
-}  // namespace
-
-Batch Collate(const CollateSpec& spec, UnitCache& cache, const std::vector<uint64_t>& ids, uint64_t epoch) {
-  const auto& columns = spec.source->columns();
-  const int64_t batch = static_cast<int64_t>(ids.size());
-  const at::TensorOptions base = at::TensorOptions().pinned_memory(spec.pinned);
-
-  Batch out;
-  out.sample_ids = at::empty({batch}, base.dtype(at::kLong));
-  int64_t* id_out = out.sample_ids.data_ptr<int64_t>();
-  std::vector<std::pair<uint64_t, int64_t>> order(ids.size());
-  for (int64_t i = 0; i < batch; ++i) {
-    order[i] = {ids[i], i};
-    id_out[i] = static_cast<int64_t>(ids[i]);
-  }
-  std::sort(order.begin(), order.end());
-
-  std::vector<at::Tensor> tensors(columns.size());
-  std::vector<uint8_t*> dst(columns.size(), nullptr);
-  std::vector<size_t> row_bytes(columns.size(), 0);
-  std::vector<std::pair<int, int>> image_size(columns.size(), {0, 0});
-  for (size_t c = 0; c < columns.size(); ++c) {
-    if (spec.images[c] != nullptr) continue;  // allocated once the first image's size is known
-    std::vector<int64_t> shape{batch};
-    shape.insert(shape.end(), columns[c].shape.begin(), columns[c].shape.end());
-    tensors[c] = at::empty(shape, base.dtype(ToScalarType(columns[c].type)));
-    dst[c] = static_cast<uint8_t*>(tensors[c].data_ptr());
-    row_bytes[c] = columns[c].row_bytes();
-  }
-
+// Where one sample of the batch lives: its unit (held by the batch) and its row inside it.
+struct RowRef {
+  const UnitData* data = nullptr;
+  uint64_t local = 0;
   size_t unit = 0;
-  std::shared_ptr<const UnitData> data;
-  for (const auto& [row, slot] : order) {
-    if (!data || row >= spec.unit_starts[unit + 1]) {
-      unit = static_cast<size_t>(std::upper_bound(spec.unit_starts.begin(), spec.unit_starts.end(), row) -
-                                 spec.unit_starts.begin()) - 1;
-      data = cache.Get(unit);
-      LAKERUN_CHECK_AS(CorruptDataError, data->rows == spec.unit_starts[unit + 1] - spec.unit_starts[unit],
-                       spec.source->DescribeUnit(unit), ": decoded ", data->rows, " rows, expected ",
-                       spec.unit_starts[unit + 1] - spec.unit_starts[unit]);
+};
+
+template <typename T>
+void FillAs(uint8_t* dst, double value, int64_t count) {
+  const T v = static_cast<T>(value);
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * sizeof(T), &v, sizeof(T));
+}
+
+// Writes `count` elements of `type`, each `value` converted to the type.
+void FillElements(uint8_t* dst, ElementType type, double value, int64_t count) {
+  switch (type) {
+    case ElementType::kBool: return FillAs<uint8_t>(dst, value != 0 ? 1 : 0, count);
+    case ElementType::kUInt8: return FillAs<uint8_t>(dst, value, count);
+    case ElementType::kInt8: return FillAs<int8_t>(dst, value, count);
+    case ElementType::kInt16: return FillAs<int16_t>(dst, value, count);
+    case ElementType::kInt32: return FillAs<int32_t>(dst, value, count);
+    case ElementType::kInt64: return FillAs<int64_t>(dst, value, count);
+    case ElementType::kFloat32: return FillAs<float>(dst, value, count);
+    case ElementType::kFloat64: return FillAs<double>(dst, value, count);
+    case ElementType::kBinary: break;
+  }
+}
+
+// Copies row i of every sample: rows of N bytes, no nulls, no offsets (the common case, kept branch-light).
+template <size_t N>
+void GatherRows(const std::vector<RowRef>& refs, size_t column, uint8_t* dst) {
+  const size_t n = refs.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 4 < n) {  // the next rows' first cache lines: samples of a shuffled batch are scattered over the table
+      const RowRef& ahead = refs[i + 4];
+      __builtin_prefetch(ahead.data->columns[column].data + ahead.local * N);
     }
-    const uint64_t local = row - spec.unit_starts[unit];
-    for (size_t c = 0; c < columns.size(); ++c) {
-      const ColumnChunk& chunk = data->columns[c];
-      if (spec.images[c] == nullptr) {
-        std::memcpy(dst[c] + slot * row_bytes[c], chunk.data + local * row_bytes[c], row_bytes[c]);
+    const RowRef& r = refs[i];
+    std::memcpy(dst + i * N, r.data->columns[column].data + r.local * N, N);
+  }
+}
+
+void GatherRows(const std::vector<RowRef>& refs, size_t column, size_t row_bytes, uint8_t* dst) {
+  switch (row_bytes) {
+    case 1: return GatherRows<1>(refs, column, dst);
+    case 2: return GatherRows<2>(refs, column, dst);
+    case 4: return GatherRows<4>(refs, column, dst);
+    case 8: return GatherRows<8>(refs, column, dst);
+    default: break;
+  }
+  const size_t n = refs.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 4 < n) {
+      const RowRef& ahead = refs[i + 4];
+      const uint8_t* p = ahead.data->columns[column].data + ahead.local * row_bytes;
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+    }
+    const RowRef& r = refs[i];
+    std::memcpy(dst + i * row_bytes, r.data->columns[column].data + r.local * row_bytes, row_bytes);
+  }
+}
+
+bool Dense(const ColumnChunk& chunk) {
+  return chunk.validity == nullptr && chunk.offsets == nullptr && chunk.element_validity == nullptr;
+}
+
+class Collator {
+ public:
+  Collator(const CollateSpec& spec, const std::vector<uint64_t>& ids, uint64_t epoch, Batch* out)
+      : spec_(spec), columns_(spec.source->columns()), ids_(ids), epoch_(epoch), out_(*out),
+        base_(at::TensorOptions().pinned_memory(spec.pinned)), batch_(static_cast<int64_t>(ids.size())) {}
+
+  // Resolves every sample to its unit, fetching each unit the batch touches once.
+  void Resolve(UnitCache& cache) {
+    refs_.resize(ids_.size());
+    const std::vector<uint64_t>& starts = spec_.unit_starts;
+    size_t unit = SIZE_MAX;
+    const UnitData* data = nullptr;
+    for (size_t i = 0; i < ids_.size(); ++i) {
+      const uint64_t row = ids_[i];
+      if (unit == SIZE_MAX || row < starts[unit] || row >= starts[unit + 1]) {
+        unit = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
+        data = Hold(cache, unit);
+      }
+      refs_[i] = RowRef{data, row - starts[unit], unit};
+    }
+  }
+
+  void Column(size_t c) {
+    const ColumnPlan& plan = spec_.plans[c];
+    if (plan.image != nullptr) return Images(c, *plan.image);
+    if (plan.raw_bytes) return RawBytes(c, plan);
+    if (plan.list != nullptr) return PaddedLists(c, plan);
+    Fixed(c, plan);
+  }
+
+ private:
+  const UnitData* Hold(UnitCache& cache, size_t unit) {
+    for (const auto& [u, data] : held_) {
+      if (u == unit) return data.get();
+    }
+    std::shared_ptr<const UnitData> data = cache.Get(unit);
+    const uint64_t expected = spec_.unit_starts[unit + 1] - spec_.unit_starts[unit];
+    LAKERUN_CHECK_AS(CorruptDataError, data->rows == expected, spec_.source->DescribeUnit(unit), ": decoded ",
+                     data->rows, " rows, expected ", expected);
+    held_.emplace_back(unit, std::move(data));
+    return held_.back().second.get();
+  }
+
+  // "part-0.parquet row group 3 column 'x' table row 17" for messages.
+  std::string Where(size_t c, size_t i) const {
+    return StrCat(spec_.source->DescribeUnit(refs_[i].unit), " column '", columns_[c].name, "' table row ", ids_[i]);
+  }
+
+  const NullPolicy& RequireNullPolicy(const ColumnPlan& plan, size_t c, size_t i, const char* what) const {
+    LAKERUN_CHECK(plan.nulls != nullptr, Where(c, i), ": ", what, " is null and the column has no null policy; set "
+                  "LoaderOptions::nulls[\"", columns_[c].name, "\"] (fill value and a \"", columns_[c].name,
+                  kValidSuffix, "\" mask)");
+    return *plan.nulls;
+  }
+
+  at::Tensor Empty(std::vector<int64_t> shape, at::ScalarType type) const {
+    return at::empty(shape, base_.dtype(type));
+  }
+
+  // A ".valid" mask when the column's null policy asks for one, else nullptr.
+  uint8_t* ValidMask(size_t c, const ColumnPlan& plan) {
+    if (plan.nulls == nullptr || !plan.nulls->emit_mask) return nullptr;
+    at::Tensor mask = Empty({batch_}, at::kBool);
+    uint8_t* p = static_cast<uint8_t*>(mask.data_ptr());
+    std::memset(p, 1, static_cast<size_t>(batch_));
+    out_.tensors.emplace(columns_[c].name + kValidSuffix, std::move(mask));
+    return p;
+  }
+
+  // Fixed-width values: scalars, FIXED_LEN_BYTE_ARRAY, lists of the column's fixed length.
+  void Fixed(size_t c, const ColumnPlan& plan) {
+    const ColumnInfo& info = columns_[c];
+    std::vector<int64_t> shape{batch_};
+    shape.insert(shape.end(), info.shape.begin(), info.shape.end());
+    at::Tensor tensor = Empty(shape, ToScalarType(info.type));
+    uint8_t* dst = static_cast<uint8_t*>(tensor.data_ptr());
+    const size_t row_bytes = info.row_bytes();
+    uint8_t* valid = ValidMask(c, plan);
+    bool dense = true;
+    for (const auto& [unit, data] : held_) dense = dense && Dense(data->columns[c]);
+    if (dense) {
+      GatherRows(refs_, c, row_bytes, dst);
+    } else {
+      const int64_t per_row = info.elements_per_row();
+      const size_t element = ElementSize(info.type);
+      for (size_t i = 0; i < refs_.size(); ++i) {
+        const RowRef& r = refs_[i];
+        const ColumnChunk& chunk = r.data->columns[c];
+        uint8_t* row = dst + i * row_bytes;
+        if (chunk.validity != nullptr && !chunk.validity[r.local]) {
+          const NullPolicy& nulls = RequireNullPolicy(plan, c, i, "the value");
+          FillElements(row, info.type, nulls.fill_value, per_row);
+          if (valid) valid[i] = 0;
+          continue;
+        }
+        uint64_t first = r.local * static_cast<uint64_t>(per_row);  // first element of the row in chunk.data
+        if (chunk.offsets != nullptr) {
+          first = static_cast<uint64_t>(chunk.offsets[r.local]);
+          const int64_t length = chunk.offsets[r.local + 1] - chunk.offsets[r.local];
+          LAKERUN_CHECK(length == per_row, Where(c, i), ": list of ", length, " elements, but the column's fixed "
+                        "length is ", per_row, "; set LoaderOptions::lists[\"", info.name, "\"] to pad "
+                        "variable-length lists to [B, L] with \"", info.name, kLengthsSuffix, "\"");
+        }
+        std::memcpy(row, chunk.data + first * element, row_bytes);
+        if (chunk.element_validity == nullptr) continue;
+        for (int64_t k = 0; k < per_row; ++k) {
+          if (chunk.element_validity[first + k]) continue;
+          const NullPolicy& nulls = RequireNullPolicy(plan, c, i, "a list element");
+          FillElements(row + k * element, info.type, nulls.fill_value, 1);
+        }
+      }
+    }
+    out_.tensors.emplace(info.name, std::move(tensor));
+  }
+
+  // Variable-length lists: [B, L] padded, plus lengths.
+  void PaddedLists(size_t c, const ColumnPlan& plan) {
+    const ColumnInfo& info = columns_[c];
+    const ListPolicy& policy = *plan.list;
+    const int64_t fixed = info.elements_per_row();
+    const size_t element = ElementSize(info.type);
+    at::Tensor lengths_tensor = Empty({batch_}, at::kLong);
+    int64_t* lengths = lengths_tensor.data_ptr<int64_t>();
+    std::vector<int64_t> firsts(refs_.size());
+    uint8_t* valid = ValidMask(c, plan);
+    int64_t longest = 0;
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      const RowRef& r = refs_[i];
+      const ColumnChunk& chunk = r.data->columns[c];
+      if (chunk.validity != nullptr && !chunk.validity[r.local]) {
+        RequireNullPolicy(plan, c, i, "the list");
+        if (valid) valid[i] = 0;
+        lengths[i] = 0;
         continue;
       }
-      const ImageOptions& opts = *spec.images[c];
-      const int64_t begin = chunk.offsets[local], end = chunk.offsets[local + 1];
-      int min_side = opts.resize;
-      if (min_side == 0 && opts.crop_height > 0) min_side = std::max(opts.crop_height, opts.crop_width);
+      firsts[i] = chunk.offsets ? chunk.offsets[r.local] : static_cast<int64_t>(r.local) * fixed;
+      int64_t length = chunk.offsets ? chunk.offsets[r.local + 1] - chunk.offsets[r.local] : fixed;
+      if (policy.pad_to > 0 && length > policy.pad_to) {
+        LAKERUN_CHECK(policy.truncate, Where(c, i), ": list of ", length, " elements is longer than ListPolicy::pad_to ",
+                      policy.pad_to, " (set truncate to keep the first ", policy.pad_to, ")");
+        length = policy.pad_to;
+      }
+      lengths[i] = length;
+      longest = std::max(longest, length);
+    }
+    const int64_t width = policy.pad_to > 0 ? policy.pad_to : longest;
+    at::Tensor tensor = Empty({batch_, width}, ToScalarType(info.type));
+    uint8_t* dst = static_cast<uint8_t*>(tensor.data_ptr());
+    const size_t row_bytes = static_cast<size_t>(width) * element;
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      uint8_t* row = dst + i * row_bytes;
+      const RowRef& r = refs_[i];
+      const ColumnChunk& chunk = r.data->columns[c];
+      if (lengths[i] > 0) std::memcpy(row, chunk.data + static_cast<size_t>(firsts[i]) * element, lengths[i] * element);
+      FillElements(row + lengths[i] * element, info.type, policy.pad_value, width - lengths[i]);
+      if (chunk.element_validity == nullptr) continue;
+      for (int64_t k = 0; k < lengths[i]; ++k) {
+        if (chunk.element_validity[firsts[i] + k]) continue;
+        const NullPolicy& nulls = RequireNullPolicy(plan, c, i, "a list element");
+        FillElements(row + k * element, info.type, nulls.fill_value, 1);
+      }
+    }
+    out_.tensors.emplace(info.name, std::move(tensor));
+    out_.tensors.emplace(info.name + kLengthsSuffix, std::move(lengths_tensor));
+  }
+
+  // Binary values undecoded: concatenated bytes plus B + 1 offsets.
+  void RawBytes(size_t c, const ColumnPlan& plan) {
+    const ColumnInfo& info = columns_[c];
+    at::Tensor offsets_tensor = Empty({batch_ + 1}, at::kLong);
+    int64_t* offsets = offsets_tensor.data_ptr<int64_t>();
+    uint8_t* valid = ValidMask(c, plan);
+    offsets[0] = 0;
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      const RowRef& r = refs_[i];
+      const ColumnChunk& chunk = r.data->columns[c];
+      int64_t size = chunk.offsets[r.local + 1] - chunk.offsets[r.local];
+      if (chunk.validity != nullptr && !chunk.validity[r.local]) {
+        RequireNullPolicy(plan, c, i, "the value");
+        if (valid) valid[i] = 0;
+        size = 0;
+      }
+      offsets[i + 1] = offsets[i] + size;
+    }
+    at::Tensor bytes = Empty({offsets[batch_]}, at::kByte);
+    uint8_t* dst = static_cast<uint8_t*>(bytes.data_ptr());
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      const RowRef& r = refs_[i];
+      const int64_t size = offsets[i + 1] - offsets[i];
+      if (size > 0) std::memcpy(dst + offsets[i], r.data->columns[c].data + r.data->columns[c].offsets[r.local], size);
+    }
+    out_.tensors.emplace(info.name, std::move(bytes));
+    out_.tensors.emplace(info.name + kOffsetsSuffix, std::move(offsets_tensor));
+  }
+
+  void Images(size_t c, const ImageOptions& opts) {
+    const ColumnInfo& info = columns_[c];
+    at::Tensor tensor;
+    uint8_t* dst = nullptr;
+    size_t row_bytes = 0;
+    std::pair<int, int> size{0, 0};
+    int min_side = opts.resize;
+    if (min_side == 0 && opts.crop_height > 0) min_side = std::max(opts.crop_height, opts.crop_width);
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      const RowRef& r = refs_[i];
+      const ColumnChunk& chunk = r.data->columns[c];
+      LAKERUN_CHECK_AS(NotImplemented, chunk.validity == nullptr || chunk.validity[r.local], Where(c, i),
+                       ": the image is null; image columns cannot hold nulls");
+      const int64_t begin = chunk.offsets[r.local], end = chunk.offsets[r.local + 1];
       DecodedImage image;
       try {
         image = DecodeImage(chunk.data + begin, static_cast<size_t>(end - begin), opts.channels, min_side, "image");
       } catch (...) {
-        RethrowWithContext(StrCat(spec.source->DescribeUnit(unit), " column '", columns[c].name, "' row ", row, ": "));
+        RethrowWithContext(StrCat(spec_.source->DescribeUnit(r.unit), " column '", info.name, "' row ", ids_[i],
+                                  ": "));
       }
       int h, w;
       OutputSize(opts, image.height, image.width, &h, &w);
-      if (!tensors[c].defined()) {
-        tensors[c] = at::empty({batch, opts.channels, h, w}, base.dtype(opts.to_float ? at::kFloat : at::kByte));
-        dst[c] = static_cast<uint8_t*>(tensors[c].data_ptr());
-        image_size[c] = {h, w};
-        row_bytes[c] = static_cast<size_t>(opts.channels) * h * w * (opts.to_float ? sizeof(float) : 1);
+      if (!tensor.defined()) {
+        tensor = Empty({batch_, opts.channels, h, w}, opts.to_float ? at::kFloat : at::kByte);
+        dst = static_cast<uint8_t*>(tensor.data_ptr());
+        size = {h, w};
+        row_bytes = static_cast<size_t>(opts.channels) * h * w * (opts.to_float ? sizeof(float) : 1);
       }
-      LAKERUN_CHECK_AS(CorruptDataError, image_size[c] == std::make_pair(h, w), spec.source->DescribeUnit(unit),
-                       " column '", columns[c].name, "' row ", row, ": image becomes ", h, "x",
-                       w, " but the batch holds ", image_size[c].first, "x", image_size[c].second,
+      LAKERUN_CHECK_AS(CorruptDataError, size == std::make_pair(h, w), spec_.source->DescribeUnit(r.unit),
+                       " column '", info.name, "' row ", ids_[i], ": image becomes ", h, "x", w,
+                       " but the batch holds ", size.first, "x", size.second,
                        " images; set crop_height and crop_width to make sizes equal");
-      const uint64_t random = CounterRandom(spec.seed, epoch, kImageStream, row);
-      TransformImage(image, opts, random, h, w, dst[c] + slot * row_bytes[c]);
+      const uint64_t random = CounterRandom(spec_.seed, epoch_, kImageStream, ids_[i]);
+      TransformImage(image, opts, random, h, w, dst + i * row_bytes);
     }
-  }
-  for (size_t c = 0; c < columns.size(); ++c) {
-    if (!tensors[c].defined()) {  // an image column of an empty batch
-      const ImageOptions& opts = *spec.images[c];
-      tensors[c] = at::empty({0, opts.channels, opts.crop_height, opts.crop_width},
-                             base.dtype(opts.to_float ? at::kFloat : at::kByte));
+    if (!tensor.defined()) {  // an empty batch
+      tensor = Empty({0, opts.channels, opts.crop_height, opts.crop_width}, opts.to_float ? at::kFloat : at::kByte);
     }
-    out.tensors.emplace(columns[c].name, std::move(tensors[c]));
+    out_.tensors.emplace(info.name, std::move(tensor));
   }
+
+  const CollateSpec& spec_;
+  const std::vector<ColumnInfo>& columns_;
+  const std::vector<uint64_t>& ids_;
+  const uint64_t epoch_;
+  Batch& out_;
+  const at::TensorOptions base_;
+  const int64_t batch_;
+  std::vector<RowRef> refs_;
+  std::vector<std::pair<size_t, std::shared_ptr<const UnitData>>> held_;  // units this batch reads, fetched once
+};
+
+}  // namespace
+
+Batch Collate(const CollateSpec& spec, UnitCache& cache, const std::vector<uint64_t>& ids, uint64_t epoch) {
+  Batch out;
+  const auto batch = static_cast<int64_t>(ids.size());
+  out.sample_ids = at::empty({batch}, at::TensorOptions().pinned_memory(spec.pinned).dtype(at::kLong));
+  std::memcpy(out.sample_ids.data_ptr<int64_t>(), ids.data(), ids.size() * sizeof(int64_t));
+  Collator collator(spec, ids, epoch, &out);
+  collator.Resolve(cache);
+  for (size_t c = 0; c < spec.source->columns().size(); ++c) collator.Column(c);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lakerun/data/column_policy.h"
 #include "lakerun/data/image_options.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/data/row_source.h"
@@ -11,17 +12,26 @@
 
 namespace lakerun::data {
 
+/// How one projected column is collated (at most one of image / raw_bytes / list applies).
+struct ColumnPlan {
+  const ImageOptions* image = nullptr;  // binary column decoded as images
+  bool raw_bytes = false;               // binary column handed over as bytes + offsets
+  const ListPolicy* list = nullptr;     // list column padded to [B, L] + lengths
+  const NullPolicy* nulls = nullptr;    // what a null becomes; nullptr: a null is an error
+};
+
 struct CollateSpec {
   const RowSource* source = nullptr;
   std::vector<uint64_t> unit_starts;         // num_units + 1 entries
-  std::vector<const ImageOptions*> images;   // per column: decode as image (binary columns), else nullptr
+  std::vector<ColumnPlan> plans;             // per projected column
   uint64_t seed = 0;
   bool pinned = false;                       // allocate in pinned host memory (CUDA targets)
 };
 
 /// Batch of rows `ids` (table rows, in batch order). Fixed-width columns become [B, shape...] tensors of their
-/// element type; image columns [B, C, H, W] uint8 or float32. Rows are visited in table order so each unit is
-/// fetched from `cache` once per batch.
+/// element type; image columns [B, C, H, W] uint8 or float32; the policies of ColumnPlan add padded lists, raw bytes,
+/// and fills with ".valid" / ".lengths" / ".offsets" companions. Each unit the batch touches is fetched from `cache`
+/// once per batch and held until the batch is built.
 Batch Collate(const CollateSpec& spec, UnitCache& cache, const std::vector<uint64_t>& ids, uint64_t epoch);
 
 }  // namespace lakerun::data

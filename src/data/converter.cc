@@ -81,6 +81,13 @@ class RowCopier {
       const uint64_t local = row - source_.unit_start(unit_);
       for (size_t c = 0; c < columns.size(); ++c) {
         const ColumnChunk& chunk = unit.columns[c];
+        // The converter writes required columns of fixed-size rows: nulls and variable-length lists would be
+        // rewritten wrongly, so they are refused (read such tables directly, with the loader's policies).
+        LAKERUN_CHECK_AS(NotImplemented,
+                         chunk.validity == nullptr && chunk.element_validity == nullptr &&
+                             (chunk.offsets == nullptr || columns[c].type == ElementType::kBinary),
+                         source_.DescribeUnit(unit_), " column '", columns[c].name, "': nulls or variable-length "
+                         "lists cannot be converted yet");
         if (columns[c].type == ElementType::kBinary) {
           binary[c].emplace_back(reinterpret_cast<const char*>(chunk.data) + chunk.offsets[local],
                                  chunk.offsets[local + 1] - chunk.offsets[local]);

@@ -17,6 +17,17 @@
 
 namespace lakerun::data {
 
+std::string_view Batch::bytes(const std::string& column, int64_t i) const {
+  const auto offsets = tensors.find(column + kOffsetsSuffix);
+  LAKERUN_CHECK(offsets != tensors.end(), "batch column '", column, "' is not a raw-bytes column (no '", column,
+                kOffsetsSuffix, "'; list it in LoaderOptions::raw_bytes)");
+  LAKERUN_CHECK(i >= 0 && i + 1 < offsets->second.numel(), "sample ", i, " of column '", column,
+                "' is out of range for a batch of ", offsets->second.numel() - 1);
+  const at::Tensor& data = at(column);
+  const int64_t* o = offsets->second.data_ptr<int64_t>();
+  return std::string_view(static_cast<const char*>(data.data_ptr()) + o[i], static_cast<size_t>(o[i + 1] - o[i]));
+}
+
 const at::Tensor& Batch::at(const std::string& column) const {
   const auto it = tensors.find(column);
   if (it == tensors.end()) {
@@ -72,29 +83,51 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   for (size_t u = 0; u <= source->num_units(); ++u) spec.unit_starts.push_back(source->unit_start(u));
   LAKERUN_CHECK_AS(CorruptDataError, spec.unit_starts.back() == num_rows_, RankPrefix(), "source units end at row ",
                    spec.unit_starts.back(), " but the source has ", num_rows_, " rows");
+  const LoaderOptions& held = shared_->options;  // the plans point into these options, which live as long as spec
   for (const ColumnInfo& column : source->columns()) {
-    const auto it = shared_->options.images.find(column.name);
-    if (it != shared_->options.images.end()) {
+    ColumnPlan plan;
+    const auto image = held.images.find(column.name);
+    const bool raw = std::find(held.raw_bytes.begin(), held.raw_bytes.end(), column.name) != held.raw_bytes.end();
+    const auto list = held.lists.find(column.name);
+    const auto nulls = held.nulls.find(column.name);
+    if (nulls != held.nulls.end()) plan.nulls = &nulls->second;
+    if (image != held.images.end()) {
       LAKERUN_CHECK(column.type == ElementType::kBinary, RankPrefix(), "column '", column.name, "' is ",
                     ToString(column.type), ", not binary: it cannot be decoded as an image");
-      const ImageOptions& io = it->second;
+      LAKERUN_CHECK(!raw, RankPrefix(), "column '", column.name, "' is both an image and raw bytes");
+      const ImageOptions& io = image->second;
       LAKERUN_CHECK(io.channels == 1 || io.channels == 3, RankPrefix(), "column '", column.name,
                     "': image channels must be 1 or 3, got ", io.channels);
       LAKERUN_CHECK((io.crop_height > 0) == (io.crop_width > 0), RankPrefix(), "column '", column.name,
                     "': set both crop_height and crop_width, or neither");
-      spec.images.push_back(&it->second);
+      plan.image = &io;
+    } else if (raw) {
+      LAKERUN_CHECK(column.type == ElementType::kBinary, RankPrefix(), "column '", column.name, "' is ",
+                    ToString(column.type), ", not binary: it cannot be handed over as raw bytes");
+      plan.raw_bytes = true;
     } else {
       LAKERUN_CHECK_AS(NotImplemented, column.type != ElementType::kBinary, RankPrefix(), "column '", column.name,
-                       "' holds variable-length binary values: decode it as an image (LoaderOptions::images) or "
-                       "leave it out of the projection");
-      spec.images.push_back(nullptr);
+                       "' holds variable-length binary values: decode it as an image (LoaderOptions::images), hand "
+                       "it over as raw bytes (LoaderOptions::raw_bytes) or leave it out of the projection");
     }
+    if (list != held.lists.end()) {
+      LAKERUN_CHECK(column.is_list, RankPrefix(), "list policy for column '", column.name, "', which is ",
+                    ToString(column.type), column.shape.empty() ? "" : " of fixed shape", ", not a list");
+      LAKERUN_CHECK(list->second.pad_to >= 0, RankPrefix(), "column '", column.name,
+                    "': ListPolicy::pad_to must be >= 0, got ", list->second.pad_to);
+      plan.list = &list->second;
+    }
+    spec.plans.push_back(plan);
   }
-  for (const auto& [name, io] : options_.images) {
+  auto check_named = [&](const std::string& name, const char* option) {
     bool found = false;
     for (const ColumnInfo& column : source->columns()) found = found || column.name == name;
-    LAKERUN_CHECK(found, RankPrefix(), "image options name column '", name, "', which the source does not have");
-  }
+    LAKERUN_CHECK(found, RankPrefix(), option, " name column '", name, "', which the source does not have");
+  };
+  for (const auto& [name, io] : options_.images) check_named(name, "image options");
+  for (const std::string& name : options_.raw_bytes) check_named(name, "raw_bytes");
+  for (const auto& [name, policy] : options_.nulls) check_named(name, "null policies");
+  for (const auto& [name, policy] : options_.lists) check_named(name, "list policies");
   // The shuffle reads window_blocks regions of the table at once; if the cache cannot hold the row groups they fall
   // in, row groups are decoded again and again. Warn rather than fail: it is slow, not wrong.
   uint64_t largest_unit = 0;

@@ -57,6 +57,12 @@ MemoryRowSource::MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows
       LAKERUN_CHECK(!c.offsets.empty() && c.offsets.back() == static_cast<int64_t>(c.bytes.size()), name_,
                     ": binary column '", c.info.name, "' needs rows + 1 offsets ending at its byte size");
       rows = c.offsets.size() - 1;
+    } else if (!c.offsets.empty()) {
+      LAKERUN_CHECK(c.info.is_list && c.offsets.back() * static_cast<int64_t>(ElementSize(c.info.type)) ==
+                                          static_cast<int64_t>(c.bytes.size()),
+                    name_, ": column '", c.info.name, "' has offsets, so it must be a list (is_list) whose rows + 1 "
+                    "offsets end at its element count");
+      rows = c.offsets.size() - 1;
     } else {
       const size_t row_bytes = c.info.row_bytes();
       LAKERUN_CHECK(row_bytes > 0 && c.bytes.size() % row_bytes == 0, name_, ": column '", c.info.name, "' has ",
@@ -65,6 +71,8 @@ MemoryRowSource::MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows
     }
     LAKERUN_CHECK(first || rows == rows_, name_, ": column '", c.info.name, "' has ", rows, " rows, expected ",
                   rows_);
+    LAKERUN_CHECK(c.validity.empty() || c.validity.size() == rows, name_, ": column '", c.info.name, "' has ",
+                  c.validity.size(), " validity entries for ", rows, " rows");
     rows_ = rows;
     first = false;
     infos_.push_back(c.info);
@@ -97,11 +105,13 @@ std::shared_ptr<const UnitData> MemoryRowSource::ReadUnit(size_t unit) const {
   for (const Column& c : *data_) {
     ColumnChunk chunk;
     chunk.owner = data_;
-    if (c.info.type == ElementType::kBinary) {
+    if (!c.validity.empty()) chunk.validity = c.validity.data() + begin;
+    if (!c.offsets.empty()) {
       // Views into the shared buffer: offsets stay absolute, so point data at the start of the column.
+      const size_t element = c.info.type == ElementType::kBinary ? 1 : ElementSize(c.info.type);
       chunk.data = c.bytes.data();
       chunk.offsets = c.offsets.data() + begin;
-      chunk.size_bytes = static_cast<size_t>(c.offsets[end] - c.offsets[begin]);
+      chunk.size_bytes = static_cast<size_t>(c.offsets[end] - c.offsets[begin]) * element;
     } else {
       const size_t row_bytes = c.info.row_bytes();
       chunk.data = c.bytes.data() + begin * row_bytes;

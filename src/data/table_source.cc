@@ -6,6 +6,7 @@
 
 #include "error_context.h"
 #include "lakerun/base/error.h"
+#include "spaced_column.h"
 #include "lakerun/format/delta/deletion_vector.h"
 #include "lakerun/format/delta/snapshot.h"
 #include "lakerun/format/delta/table.h"
@@ -38,6 +39,7 @@ struct Unit {
 struct ColumnLayout {
   int leaf = 0;
   bool is_list = false;
+  int16_t list_def_level = 0;  // lists: the definition level at which the list itself is present (not null)
 };
 
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -86,6 +88,7 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, Column
   if (node->is_leaf()) {
     layout->leaf = node->column_index;
     layout->is_list = false;
+    info.nullable = node->repetition == pq::Repetition::kOptional;
     info.type = MapPhysical(node->physical_type, where);
     if (node->physical_type == pq::PhysicalType::kFixedLenByteArray) {
       info.shape = {node->type_length};
@@ -100,6 +103,9 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, Column
                    where, ": nested columns other than lists of numbers are not supported by the loader");
   layout->leaf = leaves[0];
   layout->is_list = true;
+  layout->list_def_level = node->max_def_level;
+  info.is_list = true;
+  info.nullable = node->repetition == pq::Repetition::kOptional || element->repetition == pq::Repetition::kOptional;
   info.type = MapPhysical(element->physical_type, where);
   LAKERUN_CHECK_AS(NotImplemented, info.type != ElementType::kBinary &&
                    element->physical_type != pq::PhysicalType::kFixedLenByteArray,
@@ -175,6 +181,31 @@ bool PartitionMatches(const std::optional<std::string>& value, const Filter& f) 
   return false;
 }
 
+// A chunk viewing a dense decoded column (every row holds a value; lists: all of the column's length).
+ColumnChunk Dense(const std::shared_ptr<pq::ColumnData>& data) {
+  ColumnChunk chunk;
+  chunk.data = data->value_buffer().data();
+  chunk.size_bytes = data->value_buffer().size();
+  if (data->type() == pq::PhysicalType::kByteArray) chunk.offsets = data->offsets().data();
+  chunk.owner = data;
+  return chunk;
+}
+
+// Memory a chunk of `rows` rows holds, for the cache budget.
+size_t ChunkBytes(const ColumnChunk& chunk, uint64_t rows) {
+  size_t bytes = chunk.size_bytes;
+  if (chunk.offsets) bytes += (rows + 1) * sizeof(int64_t);
+  if (chunk.validity) bytes += rows;
+  return bytes;
+}
+
+// Per decoding thread: the chunk's raw bytes and decompressed pages, reused from one ReadColumnChunk to the next
+// instead of freshly allocated (and page-faulted) memory every time.
+pq::ReadScratch& ThreadScratch() {
+  thread_local pq::ReadScratch scratch;
+  return scratch;
+}
+
 class ParquetTableSource final : public RowSource {
  public:
   ParquetTableSource(std::vector<DataFile> files, const TableOptions& options,
@@ -198,6 +229,7 @@ class ParquetTableSource final : public RowSource {
         if (f == 0) {
           infos_.push_back(info);
         } else {
+          infos_[c].nullable = infos_[c].nullable || info.nullable;
           const ColumnInfo& first = infos_[c];
           LAKERUN_CHECK(info.type == first.type && info.shape == first.shape, files_[f].path, ": column '",
                         names[c], "' is ", ToString(info.type), " of ", info.shape.size(), "-d shape, but in ",
@@ -263,35 +295,30 @@ class ParquetTableSource final : public RowSource {
     for (size_t c = 0; c < infos_.size(); ++c) {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];
-      auto data = std::make_shared<pq::ColumnData>(file.ReadColumnChunk(unit.row_group, layout.leaf));
+      auto data = std::make_shared<pq::ColumnData>();
+      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), &ThreadScratch());
       const std::string where = StrCat(DescribeUnit(index), " column '", info.name, "'");
       ColumnChunk chunk;
-      if (info.type == ElementType::kBinary) {
-        LAKERUN_CHECK_AS(CorruptDataError, data->num_values() == static_cast<int64_t>(unit.rg_rows), where, ": ",
-                         unit.rg_rows - data->num_values(), " null values (the loader needs non-null values)");
-        chunk.offsets = data->offsets().data();
-        chunk.size_bytes = data->value_buffer().size();
-      } else {
-        if (layout.is_list && unit.rg_rows > 0) {
-          const auto length = data->FixedListLength();
-          LAKERUN_CHECK_AS(CorruptDataError, length && *length == info.elements_per_row(), where,
-                           ": lists are not all non-null of length ", info.elements_per_row(),
-                           " (the column's shape); the loader needs fixed-size lists");
+      if (layout.is_list) {
+        const auto length = unit.rg_rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
+        if (length && *length == info.elements_per_row() &&
+            static_cast<uint64_t>(data->num_values()) == unit.rg_rows * static_cast<uint64_t>(*length)) {
+          chunk = Dense(data);  // the fast path: every row a non-null list of the column's length
+        } else {
+          chunk = SpacedColumn::View(SpaceList(*data, unit.rg_rows, layout.list_def_level,
+                                               info.elements_per_row(), where));
         }
-        // Lists store one value per element; scalars and fixed-width binary values one value per row.
-        const uint64_t expected = layout.is_list ? unit.rg_rows * static_cast<uint64_t>(info.elements_per_row())
-                                                 : unit.rg_rows;
-        LAKERUN_CHECK_AS(CorruptDataError, static_cast<uint64_t>(data->num_values()) == expected, where, ": ",
-                         data->num_values(), " values for ", unit.rg_rows, " rows, expected ", expected,
-                         " (nulls are not supported by the loader)");
-        chunk.size_bytes = data->value_buffer().size();
-        LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= unit.rg_rows * info.row_bytes(), where, ": ",
-                         chunk.size_bytes, " value bytes for ", unit.rg_rows, " rows of ", info.row_bytes(),
-                         " bytes");
+      } else if (static_cast<uint64_t>(data->num_values()) != unit.rg_rows) {
+        chunk = SpacedColumn::View(SpaceFlat(data, unit.rg_rows, where));  // nulls
+      } else {
+        chunk = Dense(data);
+        if (info.type != ElementType::kBinary) {
+          LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= unit.rg_rows * info.row_bytes(), where, ": ",
+                           chunk.size_bytes, " value bytes for ", unit.rg_rows, " rows of ", info.row_bytes(),
+                           " bytes");
+        }
       }
-      chunk.data = data->value_buffer().data();
-      chunk.owner = data;
-      out->bytes += chunk.size_bytes + (chunk.offsets ? (unit.rg_rows + 1) * sizeof(int64_t) : 0);
+      out->bytes += ChunkBytes(chunk, unit.rg_rows);
       out->columns.push_back(std::move(chunk));
     }
     if (!unit.deleted.empty()) Compact(unit, out.get());
@@ -299,7 +326,7 @@ class ParquetTableSource final : public RowSource {
   }
 
  private:
-  // Drops the rows a deletion vector removed.
+  // Drops the rows a deletion vector removed (keeping validity, offsets and element validity aligned).
   void Compact(const Unit& unit, UnitData* data) const {
     std::vector<uint64_t> kept;
     kept.reserve(unit.rg_rows - unit.deleted.size());
@@ -313,25 +340,30 @@ class ParquetTableSource final : public RowSource {
     }
     data->bytes = 0;
     for (size_t c = 0; c < infos_.size(); ++c) {
-      ColumnChunk& chunk = data->columns[c];
-      auto bytes = std::make_shared<std::vector<uint8_t>>();
-      if (infos_[c].type == ElementType::kBinary) {
-        auto offsets = std::make_shared<std::vector<int64_t>>(1, 0);
-        for (uint64_t r : kept) {
-          bytes->insert(bytes->end(), chunk.data + chunk.offsets[r], chunk.data + chunk.offsets[r + 1]);
-          offsets->push_back(static_cast<int64_t>(bytes->size()));
+      const ColumnInfo& info = infos_[c];
+      const ColumnChunk& chunk = data->columns[c];
+      auto out = std::make_shared<SpacedColumn>();
+      // Bytes per element of `data`, and elements per row when rows have no offsets.
+      const size_t element = info.type == ElementType::kBinary ? 1 : ElementSize(info.type);
+      const auto per_row = static_cast<uint64_t>(info.elements_per_row());
+      if (chunk.offsets != nullptr) out->offsets.push_back(0);
+      for (uint64_t r : kept) {
+        const uint64_t begin = chunk.offsets ? static_cast<uint64_t>(chunk.offsets[r] - chunk.offsets[0]) : r * per_row;
+        const uint64_t end = chunk.offsets ? static_cast<uint64_t>(chunk.offsets[r + 1] - chunk.offsets[0])
+                                           : (r + 1) * per_row;
+        const uint8_t* base = chunk.data + (chunk.offsets ? chunk.offsets[0] * element : 0);
+        out->data.insert(out->data.end(), base + begin * element, base + end * element);
+        if (chunk.element_validity) {
+          out->element_validity.insert(out->element_validity.end(), chunk.element_validity + begin,
+                                       chunk.element_validity + end);
         }
-        chunk.offsets = offsets->data();
-        chunk.owner = std::make_shared<std::pair<decltype(bytes), decltype(offsets)>>(bytes, offsets);
-      } else {
-        const size_t row = infos_[c].row_bytes();
-        bytes->resize(kept.size() * row);
-        for (size_t i = 0; i < kept.size(); ++i) std::memcpy(bytes->data() + i * row, chunk.data + kept[i] * row, row);
-        chunk.owner = bytes;
+        if (chunk.offsets) out->offsets.push_back(static_cast<int64_t>(out->data.size() / element));
+        if (chunk.validity) out->validity.push_back(chunk.validity[r]);
       }
-      chunk.data = bytes->data();
-      chunk.size_bytes = bytes->size();
-      data->bytes += chunk.size_bytes;
+      out->values = out->data.data();
+      out->values_size = out->data.size();
+      data->columns[c] = SpacedColumn::View(out);
+      data->bytes += ChunkBytes(data->columns[c], kept.size());
     }
     data->rows = kept.size();
   }

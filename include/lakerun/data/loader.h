@@ -28,9 +28,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "lakerun/data/column_policy.h"
 #include "lakerun/data/epoch_plan.h"
 #include "lakerun/data/image_options.h"
 #include "lakerun/data/loader_state.h"
@@ -48,6 +50,9 @@ struct Batch {
 
   /// The tensor of `column`; throws InvalidArgument naming it when absent.
   const at::Tensor& at(const std::string& column) const;
+  /// Sample i's bytes of a raw-bytes column (LoaderOptions::raw_bytes), a view into the batch's tensors. Throws
+  /// InvalidArgument naming the column when it is absent or not raw bytes, or i is out of range.
+  std::string_view bytes(const std::string& column, int64_t i) const;
   int64_t size() const { return sample_ids.defined() ? sample_ids.size(0) : 0; }
 };
 
@@ -75,6 +80,16 @@ struct LoaderOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   /// Binary columns to decode as JPEG/PNG images, by column name. Other binary columns are an error.
   std::map<std::string, ImageOptions> images;
+  /// Binary columns handed over undecoded, for user transforms: "<column>" is uint8 [total bytes of the batch],
+  /// "<column>.offsets" int64 [B + 1] (sample i is bytes [offsets[i], offsets[i+1]); Batch::bytes reads it).
+  std::vector<std::string> raw_bytes;
+  /// What a null becomes, by column (column_policy.h). A null in a column without a policy is an InvalidArgument
+  /// naming the column, the file, row group and table row.
+  std::map<std::string, NullPolicy> nulls;
+  /// Variable-length list columns, padded to [B, L] with "<column>.lengths" (column_policy.h). Without a policy a
+  /// list column must hold lists of its fixed length: another length is an InvalidArgument naming the column, the
+  /// row and both lengths.
+  std::map<std::string, ListPolicy> lists;
   std::vector<BatchTransform> transforms;
   /// Where batches end up. CUDA: collated into pinned memory and copied with non_blocking = true.
   c10::Device device = c10::Device(c10::kCPU);

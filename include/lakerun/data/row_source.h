@@ -25,6 +25,11 @@ struct ColumnInfo {
   std::string name;
   ElementType type = ElementType::kFloat32;
   std::vector<int64_t> shape;
+  /// Rows (or list elements) may be null: chunks may then carry `validity` / `element_validity`.
+  bool nullable = false;
+  /// A list column. `shape` is its expected fixed length (from lakerun.shape metadata, or the first row group), but
+  /// chunks whose lists differ in length carry element `offsets` (see ColumnChunk).
+  bool is_list = false;
 
   /// Elements per row (1 for scalars).
   int64_t elements_per_row() const;
@@ -35,11 +40,21 @@ struct ColumnInfo {
 /// One column of one unit, decoded. Fixed-width: `rows * row_bytes` contiguous bytes at `data`. kBinary: row i is
 /// bytes [offsets[i], offsets[i+1]) of `data`. `data` stays valid while `owner` lives (zero-copy views of decoder
 /// buffers are fine).
+///
+/// Nulls and variable-length lists (all pointers below stay valid while `owner` lives; nullptr = absent):
+///   - validity: rows entries, 0 where the row is null. Fixed-width rows keep their slot in `data` (contents
+///     unspecified); a null binary value or list is empty.
+///   - offsets on a non-binary column (ColumnInfo::is_list): row i holds elements [offsets[i], offsets[i+1]) of
+///     `data` (in elements, not bytes), for units whose lists are not all of the column's fixed length.
+///   - element_validity: one entry per element of `data` (list columns), 0 where the element is null (its bytes
+///     unspecified).
 struct ColumnChunk {
   const uint8_t* data = nullptr;
   size_t size_bytes = 0;
-  const int64_t* offsets = nullptr;  // kBinary only: rows + 1 entries
+  const int64_t* offsets = nullptr;  // kBinary: rows + 1 entries; lists: see above
   std::shared_ptr<const void> owner;
+  const uint8_t* validity = nullptr;
+  const uint8_t* element_validity = nullptr;
 };
 
 /// The projected columns of one unit, in RowSource::columns() order.
@@ -80,8 +95,11 @@ class MemoryRowSource final : public RowSource {
  public:
   struct Column {
     ColumnInfo info;
-    std::vector<uint8_t> bytes;     // fixed-width: rows * row_bytes; kBinary: concatenated values
-    std::vector<int64_t> offsets;   // kBinary only: rows + 1
+    std::vector<uint8_t> bytes;     // fixed-width: rows * row_bytes; kBinary: concatenated values; variable-length
+                                    // lists: concatenated elements
+    std::vector<int64_t> offsets;   // kBinary: rows + 1 (bytes); lists (info.is_list) of varying length: rows + 1
+                                    // (elements); else empty
+    std::vector<uint8_t> validity;  // rows entries, 0 = null (ColumnChunk::validity); empty = no nulls
   };
   /// Throws InvalidArgument when the columns disagree on the row count or unit_rows is 0.
   MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows, std::string name = "memory");

@@ -1,0 +1,118 @@
+#include "spaced_column.h"
+
+#include <cstring>
+
+#include "lakerun/base/error.h"
+
+namespace lakerun::data {
+
+namespace pq = lakerun::parquet;
+
+ColumnChunk SpacedColumn::View(const std::shared_ptr<const SpacedColumn>& column) {
+  ColumnChunk chunk;
+  chunk.data = column->values;
+  chunk.size_bytes = column->values_size;
+  chunk.offsets = column->offsets.empty() ? nullptr : column->offsets.data();
+  chunk.validity = column->validity.empty() ? nullptr : column->validity.data();
+  chunk.element_validity = column->element_validity.empty() ? nullptr : column->element_validity.data();
+  chunk.owner = column;
+  return chunk;
+}
+
+std::shared_ptr<const SpacedColumn> SpaceFlat(std::shared_ptr<const pq::ColumnData> data, uint64_t rows,
+                                              const std::string& where) {
+  const std::vector<int16_t>& defs = data->def_levels();
+  const int16_t max_def = data->max_def_level();
+  LAKERUN_CHECK_AS(CorruptDataError, max_def > 0 && defs.size() == rows, where, ": ", defs.size(),
+                   " definition levels for ", rows, " rows");
+  auto out = std::make_shared<SpacedColumn>();
+  out->validity.resize(rows);
+  int64_t present = 0;
+  for (uint64_t r = 0; r < rows; ++r) present += out->validity[r] = defs[r] == max_def;
+  LAKERUN_CHECK_AS(CorruptDataError, present == data->num_values(), where, ": ", data->num_values(),
+                   " values for ", present, " non-null rows");
+  if (data->type() == pq::PhysicalType::kByteArray) {
+    const std::vector<int64_t>& dense = data->offsets();
+    out->offsets.resize(rows + 1);
+    int64_t v = 0;
+    out->offsets[0] = dense.empty() ? 0 : dense[0];
+    for (uint64_t r = 0; r < rows; ++r) {
+      if (out->validity[r]) ++v;
+      out->offsets[r + 1] = dense.empty() ? 0 : dense[v];
+    }
+    out->values = data->value_buffer().data();
+    out->values_size = data->value_buffer().size();
+    out->keep = std::move(data);
+    return out;
+  }
+  const size_t width = static_cast<size_t>(data->value_width());
+  out->data.assign(rows * width, 0);
+  const uint8_t* src = data->value_buffer().data();
+  for (uint64_t r = 0; r < rows; ++r) {
+    if (!out->validity[r]) continue;
+    std::memcpy(out->data.data() + r * width, src, width);
+    src += width;
+  }
+  out->values = out->data.data();
+  out->values_size = out->data.size();
+  return out;
+}
+
+std::shared_ptr<const SpacedColumn> SpaceList(const pq::ColumnData& data, uint64_t rows, int16_t list_def_level,
+                                              int64_t fixed_length, const std::string& where) {
+  const std::vector<int16_t>& reps = data.rep_levels();
+  const std::vector<int16_t>& defs = data.def_levels();
+  const int16_t max_def = data.max_def_level();
+  LAKERUN_CHECK_AS(CorruptDataError, data.max_rep_level() == 1 && max_def > 0 && defs.size() == reps.size(),
+                   where, ": expected one repetition level per value slot of a list column");
+  LAKERUN_CHECK_AS(NotImplemented, data.type() != pq::PhysicalType::kByteArray, where,
+                   ": lists of binary values are not supported by the loader");
+  const size_t width = static_cast<size_t>(data.value_width());
+  auto out = std::make_shared<SpacedColumn>();
+  out->offsets.reserve(rows + 1);
+  out->validity.reserve(rows);
+  out->element_validity.reserve(reps.size());
+  out->data.reserve(reps.size() * width);
+  const uint8_t* src = data.value_buffer().data();
+  int64_t consumed = 0;
+  bool any_null_row = false, any_null_element = false;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    const int16_t def = defs[i];
+    if (reps[i] == 0) {
+      out->offsets.push_back(static_cast<int64_t>(out->element_validity.size()));
+      const bool valid = def >= list_def_level;
+      out->validity.push_back(valid);
+      any_null_row = any_null_row || !valid;
+    } else {
+      LAKERUN_CHECK_AS(CorruptDataError, !out->offsets.empty(), where, ": the first value slot continues a row");
+    }
+    if (def <= list_def_level) continue;  // a null or empty list: no element
+    const bool present = def == max_def;
+    out->element_validity.push_back(present);
+    any_null_element = any_null_element || !present;
+    const size_t at = out->data.size();
+    out->data.resize(at + width);
+    if (present) {
+      LAKERUN_CHECK_AS(CorruptDataError, consumed < data.num_values(), where, ": levels describe more than ",
+                       data.num_values(), " values");
+      std::memcpy(out->data.data() + at, src + consumed * width, width);
+      ++consumed;
+    } else {
+      std::memset(out->data.data() + at, 0, width);
+    }
+  }
+  LAKERUN_CHECK_AS(CorruptDataError, out->validity.size() == rows && consumed == data.num_values(), where, ": ",
+                   out->validity.size(), " lists and ", consumed, " values from the levels, expected ", rows,
+                   " lists and ", data.num_values(), " values");
+  out->offsets.push_back(static_cast<int64_t>(out->element_validity.size()));
+  bool fixed = !any_null_row;
+  for (uint64_t r = 0; fixed && r < rows; ++r) fixed = out->offsets[r + 1] - out->offsets[r] == fixed_length;
+  if (fixed) out->offsets.clear();
+  if (!any_null_row) out->validity.clear();
+  if (!any_null_element) out->element_validity.clear();
+  out->values = out->data.data();
+  out->values_size = out->data.size();
+  return out;
+}
+
+}  // namespace lakerun::data

@@ -1,0 +1,43 @@
+// Parquet column chunks with nulls or lists of varying length, laid out the way ColumnChunk describes them: a slot
+// per row (fixed-width values), offsets per row (binary values, list elements), validity per row and per element.
+// Torch-free; used by the Parquet table source.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lakerun/data/row_source.h"
+#include "lakerun/format/parquet/column_data.h"
+
+namespace lakerun::data {
+
+/// Memory behind a ColumnChunk built from levels (its `owner`).
+struct SpacedColumn {
+  std::vector<uint8_t> data;          // spaced fixed-width values (empty for binary values: see `values`)
+  std::vector<int64_t> offsets;       // rows + 1 entries, or empty
+  std::vector<uint8_t> validity;      // rows entries, or empty (no nulls)
+  std::vector<uint8_t> element_validity;
+  const uint8_t* values = nullptr;    // the values: data.data(), or the decoded binary values in `keep`
+  size_t values_size = 0;
+  std::shared_ptr<const void> keep;   // decoded values still pointed into (binary values)
+
+  /// A chunk viewing this column (the shared_ptr keeps it alive).
+  static ColumnChunk View(const std::shared_ptr<const SpacedColumn>& column);
+};
+
+/// A flat (non-list) column chunk with `rows` rows, some null: fixed-width values get a slot per row (nulls
+/// zero-filled), binary values offsets per row (nulls empty). `where` names the unit and column for errors.
+std::shared_ptr<const SpacedColumn> SpaceFlat(std::shared_ptr<const parquet::ColumnData> data, uint64_t rows,
+                                              const std::string& where);
+
+/// A list column chunk (one repetition level) with `rows` rows: element offsets per row, row validity (a row is
+/// null when its definition level is below `list_def_level`, the list node's own level), element validity, and
+/// element values spaced to one slot per element (null elements zero-filled). Offsets are dropped (nullptr in the
+/// view) when every row is a non-null list of `fixed_length` elements. Throws CorruptDataError naming `where` when
+/// the levels do not describe `rows` rows.
+std::shared_ptr<const SpacedColumn> SpaceList(const parquet::ColumnData& data, uint64_t rows,
+                                              int16_t list_def_level, int64_t fixed_length, const std::string& where);
+
+}  // namespace lakerun::data
