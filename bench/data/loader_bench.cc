@@ -5,7 +5,7 @@
 //   3. JPEG decode + resize + crop + flip to [B, 3, H, W] vs raw libjpeg-turbo decode of the same bytes;
 //   4. peak RSS over 5 epochs vs after epoch 1.
 //
-//   data_loader_bench [--rows N] [--epochs E] [--jpegs N] [--no-python]
+//   data_loader_bench [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only 1|2|3|4]
 #include <jpeglib.h>
 #include <zlib.h>
 
@@ -194,14 +194,16 @@ int main(int argc, char** argv) {
   int64_t rows = 60000, jpeg_count = 3000;
   int epochs = 5;
   bool python = true;
+  int only = 0;  // run one section (for profiling); 0 = all
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--rows" && i + 1 < argc) rows = std::stoll(argv[++i]);
     else if (arg == "--epochs" && i + 1 < argc) epochs = std::stoi(argv[++i]);
     else if (arg == "--jpegs" && i + 1 < argc) jpeg_count = std::stoll(argv[++i]);
     else if (arg == "--no-python") python = false;
+    else if (arg == "--only" && i + 1 < argc) only = std::stoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--rows N] [--epochs E] [--jpegs N] [--no-python]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only SECTION]\n", argv[0]);
       return 2;
     }
   }
@@ -222,7 +224,8 @@ int main(int argc, char** argv) {
   double raw1 = 0, raw2 = 0;
   auto source = lakerun::data::OpenTable(table);
   EpochRates loader1, loader2;
-  for (int round = 0; round < 3; ++round) {
+  const bool s1 = only == 0 || only == 1 || only == 2;
+  for (int round = 0; s1 && round < 3; ++round) {
     for (size_t threads : {1, 2}) {
       (threads == 1 ? raw1 : raw2) = std::max(threads == 1 ? raw1 : raw2, RawScan(table, threads));
       LoaderOptions o;
@@ -245,7 +248,7 @@ int main(int argc, char** argv) {
                 "(%.2fx raw scan)\n",
                 threads, rates.cold, rates.cold / raw, rates.warm, rates.warm / raw);
   }
-  {
+  if (only == 0 || only == 5) {
     LoaderOptions o;
     o.batch_size = 100;
     o.num_threads = 2;
@@ -255,8 +258,22 @@ int main(int argc, char** argv) {
                 std::max(rates.cold, rates.warm), std::max(rates.cold, rates.warm) / raw2);
   }
 
+  // --only 6: cold epochs only, for profiling (perf record -g data_loader_bench --only 6).
+  if (only == 6) {
+    for (int round = 0; round < 10; ++round) {
+      LoaderOptions o;
+      o.batch_size = 100;
+      o.num_threads = 1;
+      o.seed = 7;
+      std::printf("cold 1 thread: %.0f samples/s\n", LoaderRates(source, o, 1).cold);
+    }
+  }
+  if (only == 7) {
+    for (int round = 0; round < 10; ++round) std::printf("raw 1 thread: %.0f rows/s\n", RawScan(table, 1));
+  }
+
   // 2. vs PyTorch DataLoader.
-  if (python) {
+  if (python && (only == 0 || only == 2)) {
     const std::string img_path = dir + "/images.u8", lab_path = dir + "/labels.i64";
     std::ofstream(img_path, std::ios::binary).write(reinterpret_cast<const char*>(images.data()), images.size());
     std::ofstream(lab_path, std::ios::binary)
@@ -286,7 +303,7 @@ int main(int argc, char** argv) {
   }
 
   // 3. JPEG decode + resize vs raw libjpeg-turbo decode.
-  {
+  if (only == 0 || only == 3) {
     const int side = 112;
     std::vector<std::string> jpegs;
     std::vector<uint8_t> rgb(side * side * 3);
@@ -341,7 +358,7 @@ int main(int argc, char** argv) {
   }
 
   // 4. Peak RSS over epochs.
-  {
+  if (only == 0 || only == 4) {
     LoaderOptions o;
     o.batch_size = 100;
     o.num_threads = 2;
