@@ -1,6 +1,6 @@
 // lakerun's side of the Parquet scan benchmark (bench/parquet/run_bench.mjs drives it and measures DuckDB).
 //
-//   parquet_scan_bench scan [--threads N] [--reps R] [--fresh] [--bytes dictionary|views|copied] FILE...
+//   parquet_scan_bench scan [--threads N] [--reps R] [--fresh] [--bytes dictionary|views|copied] [--mmap] FILE...
 //       Decodes every column chunk of every row group of each file (ParquetFile::ReadColumnChunk into a ColumnData
 //       and ReadScratch reused per thread, as a loader would; --fresh: a new ColumnData per chunk) and folds every
 //       decoded value into a checksum, as DuckDB's `SELECT sum(col)...` does: sums of numbers, of string and blob
@@ -12,7 +12,8 @@
 //       (default; views into the pages, and indices + dictionary for all-dictionary chunks, the form DuckDB's scan
 //       keeps: string_t views into its page buffers and dictionary vectors), `views` (views, dictionaries expanded to
 //       one view per value) or `copied` (every value copied into offsets + bytes). The string fold sums lengths:
-//       per value from views or offsets, or per dictionary entry once and then per index.
+//       per value from views or offsets, or per dictionary entry once and then per index. --mmap opens the files
+//       with ReaderOptions::memory_map (chunks decode from the mapping instead of a pread copy).
 //   parquet_scan_bench write DIR
 //       Writes the lakerun-written benchmark files into DIR (2 M rows x 8 float32 + int64 label): PLAIN + snappy
 //       (page v1), and BYTE_STREAM_SPLIT/DELTA_BINARY_PACKED + zstd (page v2).
@@ -128,8 +129,9 @@ struct ThreadState {
 };
 thread_local ThreadState tls_state;
 
-ScanResult ScanOnce(const std::string& path, ThreadPool* pool, bool fresh, const ColumnReadOptions& form) {
-  auto file = ParquetFile::Open(LocalFileSystem(), path);
+ScanResult ScanOnce(const std::string& path, ThreadPool* pool, bool fresh, const ColumnReadOptions& form,
+                    const ReaderOptions& reader) {
+  auto file = ParquetFile::Open(LocalFileSystem(), path, reader);
   const int groups = file->num_row_groups();
   const int cols = file->schema().num_columns();
   const size_t tasks = static_cast<size_t>(groups) * static_cast<size_t>(cols);
@@ -171,6 +173,7 @@ int Scan(int argc, char** argv) {
   int threads = 1, reps = 7;
   bool fresh = false;
   std::string bytes = "dictionary";
+  ReaderOptions reader;
   std::vector<std::string> files;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -178,6 +181,7 @@ int Scan(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (a == "--fresh") fresh = true;
     else if (a == "--bytes" && i + 1 < argc) bytes = argv[++i];
+    else if (a == "--mmap") reader.memory_map = true;
     else files.push_back(a);
   }
   LAKERUN_CHECK(threads >= 1 && reps >= 1, "--threads and --reps must be positive");
@@ -189,20 +193,20 @@ int Scan(int argc, char** argv) {
   std::unique_ptr<ThreadPool> pool;
   if (threads > 1) pool = std::make_unique<ThreadPool>(static_cast<size_t>(threads - 1), "scan");
   for (const std::string& path : files) {
-    ScanResult result = ScanOnce(path, pool.get(), fresh, form);  // warm-up (page cache, allocator)
+    ScanResult result = ScanOnce(path, pool.get(), fresh, form, reader);  // warm-up (page cache, allocator)
     std::vector<double> times, cpu;
     for (int r = 0; r < reps; ++r) {
       const double c0 = ProcessCpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
-      result = ScanOnce(path, pool.get(), fresh, form);
+      result = ScanOnce(path, pool.get(), fresh, form, reader);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       cpu.push_back(ProcessCpuSeconds() - c0);
     }
     std::sort(times.begin(), times.end());
     std::sort(cpu.begin(), cpu.end());
-    std::printf("{\"file\":\"%s\",\"bytes\":\"%s\",\"threads\":%d,\"rows\":%lld,\"decoded_bytes\":%llu,"
+    std::printf("{\"file\":\"%s\",\"bytes\":\"%s\",\"mmap\":%s,\"threads\":%d,\"rows\":%lld,\"decoded_bytes\":%llu,"
                 "\"checksum\":%.17g,\"best_s\":%.6f,\"median_s\":%.6f,\"cpu_s\":%.6f}\n",
-                path.c_str(), bytes.c_str(), threads, static_cast<long long>(result.rows),
+                path.c_str(), bytes.c_str(), reader.memory_map ? "true" : "false", threads, static_cast<long long>(result.rows),
                 static_cast<unsigned long long>(result.fold.decoded_bytes), result.fold.checksum, times.front(),
                 times[times.size() / 2], cpu.front());
     std::fflush(stdout);
@@ -268,7 +272,7 @@ int main(int argc, char** argv) {
     if (argc == 3 && std::strcmp(argv[1], "write") == 0) return Write(argv[2]);
     std::fprintf(stderr,
                  "usage: parquet_scan_bench scan [--threads N] [--reps R] [--fresh] [--bytes dictionary|views|copied] "
-                 "FILE... | write DIR\n");
+                 "[--mmap] FILE... | write DIR\n");
     return 2;
   } catch (const lakerun::Error& e) {
     std::fprintf(stderr, "parquet_scan_bench: %s\n", e.what());

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // bench/parquet/run_bench.mjs [--bin PATH] [--dir DIR] [--reps N] [--threads 1,2] [--only SUBSTR[,SUBSTR...]] [--fresh]
-//                             [--bytes dictionary|views|copied]
+//                             [--bytes dictionary|views|copied] [--no-mmap]
 //
 // Parquet scan throughput, lakerun vs DuckDB, on the same files in one run:
 //   1. writes the benchmark files (once; kept in DIR): DuckDB writes the table shapes of reference data.md §6
@@ -14,7 +14,8 @@
 //      dictionary-encoded chunks as dictionary vectors; lakerun reads them in the matching form by default
 //      (--bytes dictionary: ColumnReadOptions{byte_views, dictionary}: views into the pages, indices + dictionary
 //      for all-dictionary chunks); --bytes views expands dictionaries to one view per value, --bytes copied copies
-//      every value out of the pages (the default ReadColumnChunk layout);
+//      every value out of the pages (the default ReadColumnChunk layout); lakerun maps the files
+//      (ReaderOptions::memory_map) unless --no-mmap, which reads each chunk with pread as DuckDB does;
 //   3. prints rows/s, decoded GB/s and the ratio DuckDB time / lakerun time (> 1: lakerun faster), best of N runs
 //      after a warm-up (median in parentheses); the least CPU time (user + system, all threads, of the lakerun
 //      process and of this Node process that hosts DuckDB) with its ratio and GB per CPU-second, which varies much
@@ -128,11 +129,15 @@ const fmt = (x, d = 1) => x.toFixed(d).padStart(7);
 console.log(`lakerun vs DuckDB Parquet scan — best of ${reps} after a warm-up (median in parentheses); ` +
             `ratio = DuckDB time / lakerun time (> 1.00: lakerun faster)`);
 console.log(`files in ${dir}; lakerun: ${bin}`);
+const mmap = !args.includes('--no-mmap');
 console.log(`strings/blobs — lakerun (--bytes ${bytesForm}): ${BYTES_FORMS[bytesForm]}; DuckDB: string_t views ` +
             `into its page buffers, dictionary vectors for dictionary-encoded chunks`);
+console.log(`file access — lakerun: ${mmap ? 'memory-mapped (ReaderOptions::memory_map; --no-mmap: pread)' :
+            'pread of each column chunk'}; DuckDB: pread`);
 for (const threads of threadList) {
   const out = execFileSync(bin, ['scan', '--threads', String(threads), '--reps', String(reps),
-                                  '--bytes', bytesForm, ...(args.includes('--fresh') ? ['--fresh'] : []), ...selected],
+                                  '--bytes', bytesForm, ...(mmap ? ['--mmap'] : []),
+                                  ...(args.includes('--fresh') ? ['--fresh'] : []), ...selected],
                            { encoding: 'utf8', timeout: 600000, maxBuffer: 1 << 24 });
   const lake = Object.fromEntries(out.trim().split('\n').map(l => JSON.parse(l)).map(r => [r.file, r]));
   await con.run(`SET threads = ${threads}`);

@@ -35,7 +35,7 @@ struct ChunkSpec {
 struct ChunkMemory {
   Buffer* page_scratch = nullptr;         ///< decompressed pages of the copied form (required)
   BufferPool* view_pool = nullptr;        ///< page memory for views, recycled (nullptr: fresh blocks)
-  std::shared_ptr<const Buffer> chunk;    ///< owns the chunk's bytes: views may then point into uncompressed pages
+  std::shared_ptr<const void> chunk;      ///< owns the chunk's bytes: views may then point into uncompressed pages
 };
 
 /// Decodes every page of `chunk` (which starts at file offset `chunk_offset`). `ctx` names the file, row group

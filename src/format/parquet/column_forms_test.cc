@@ -9,6 +9,7 @@
 
 #include "format/parquet/parquet_test_util.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::parquet {
 namespace {
@@ -322,6 +323,53 @@ TEST(ColumnViewsTest, WriterTakesMaterializedViewsOnly) {
   b.Materialize();
   g.Write(schema, {b});
   EXPECT_TRUE(SameColumn(g.Open()->ReadColumnChunk(0, 0), f.Open()->ReadColumnChunk(0, 0)));
+}
+
+TEST(MemoryMapTest, MappedLocalFilesReadTheSameAndViewsOutliveTheFile) {
+  lakerun::testing::TempDir dir;
+  for (Codec codec : {Codec::kUncompressed, Codec::kSnappy}) {
+    SCOPED_TRACE(ToString(codec));
+    const std::string path = dir.Join(ToString(codec) + ".parquet");
+    WriterOptions options;
+    options.codec = codec;
+    options.page_bytes = 600;
+    const Rows a = MakeRows(1200, 30, 9), b = MakeRows(700, 900, 10);
+    {
+      ParquetWriter w(LocalFileSystem(), path, TestSchema(), options);
+      w.WriteRowGroup(Columns(a));
+      w.WriteRowGroup(Columns(b));
+      w.Close();
+    }
+    ReaderOptions mapped;
+    mapped.memory_map = true;
+    auto read = ParquetFile::Open(LocalFileSystem(), path);
+    ColumnData kept;
+    {
+      auto file = ParquetFile::Open(LocalFileSystem(), path, mapped);
+      ReadScratch scratch;
+      for (int rg = 0; rg < 2; ++rg) {
+        for (int col = 0; col < file->schema().num_columns(); ++col) {
+          const ColumnData want = read->ReadColumnChunk(rg, col);
+          ColumnData copied;
+          file->ReadColumnChunk(rg, col, &copied, &scratch);
+          EXPECT_TRUE(SameColumn(copied, want));
+          for (const ColumnReadOptions& form : {Views(), ViewsAndDictionary()}) {
+            ExpectSameValues(want, file->ReadColumnChunk(rg, col, form), "mapped");
+          }
+        }
+      }
+      kept = file->ReadColumnChunk(1, 0, Views());
+    }
+    // The mapping (uncompressed) or page memory (snappy) outlives the file.
+    ExpectStrings(kept, b.strings);
+  }
+  // Files of other file systems are read as usual.
+  MemFile f;
+  WriteGroups(f, {MakeRows(50, 5, 11)}, {});
+  ReaderOptions mapped;
+  mapped.memory_map = true;
+  auto file = ParquetFile::Open(*f.fs, f.path, mapped);
+  EXPECT_TRUE(SameColumn(file->ReadColumnChunk(0, 0), f.Open()->ReadColumnChunk(0, 0)));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "format/parquet/column_chunk_reader.h"
+#include "format/parquet/mapped_file.h"
 #include "format/parquet/metadata_thrift.h"
 #include "lakerun/base/error.h"
 
@@ -62,6 +63,12 @@ std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string
   std::string footer = f->file_->ReadAt(footer_offset, footer_len);
   f->metadata_ = ParseFileMetaData(footer, path, footer_offset, options.max_thrift_depth);
   f->metadata_.footer_length = footer_len;
+  if (options.memory_map && &fs == &LocalFileSystem()) {
+    if (auto mapping = MappedFile::Map(path, size)) {
+      f->mapped_ = mapping->data();
+      f->mapping_ = std::move(mapping);
+    }
+  }
   return f;
 }
 
@@ -98,7 +105,7 @@ std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
   return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
 }
 
-void ParquetFile::ReadChunk(int row_group, int column, Buffer* out) const {
+std::pair<uint64_t, size_t> ParquetFile::ChunkRange(int row_group, int column) const {
   LAKERUN_CHECK(row_group >= 0 && row_group < num_row_groups(), path_, ": row group ", row_group,
                 " out of range [0, ", num_row_groups(), ")");
   LAKERUN_CHECK(column >= 0 && column < schema().num_columns(), path_, ": column ", column, " out of range [0, ",
@@ -121,13 +128,19 @@ void ParquetFile::ReadChunk(int row_group, int column, Buffer* out) const {
     LAKERUN_THROW(CorruptDataError, path_, ": row group ", row_group, ", column '", name, "': chunk of ", length,
                   " bytes at offset ", start, " exceeds the reader's limit");
   }
+  return {static_cast<uint64_t>(start), static_cast<size_t>(length)};
+}
+
+void ParquetFile::ReadChunk(int row_group, int column, Buffer* out) const {
+  const auto [start, length] = ChunkRange(row_group, column);
   Buffer& bytes = *out;
   bytes.Clear();  // nothing to keep: growing does not copy
   bytes.Resize(static_cast<size_t>(length));
   try {
-    file_->ReadAt(static_cast<uint64_t>(start), static_cast<size_t>(length), bytes.data());
+    file_->ReadAt(start, length, bytes.data());
   } catch (const IoError& e) {
-    LAKERUN_THROW(IoError, path_, ": row group ", row_group, ", column '", name, "': reading ", length,
+    LAKERUN_THROW(IoError, path_, ": row group ", row_group, ", column '", schema().column(column).dotted_path,
+                  "': reading ", length,
                   " bytes at offset ", start, " failed: ", e.what());
   }
 }
@@ -152,6 +165,8 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
                                   const ColumnReadOptions& options) const {
   ReadScratch local;
   if (scratch == nullptr) scratch = &local;
+  LAKERUN_CHECK(row_group >= 0 && row_group < num_row_groups(), path_, ": row group ", row_group,
+                " out of range [0, ", num_row_groups(), ")");
   LAKERUN_CHECK(column >= 0 && column < schema().num_columns(), path_, ": column ", column, " out of range [0, ",
                 schema().num_columns(), ")");
   const ColumnDescriptor& d = schema().column(column);
@@ -163,9 +178,15 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   memory.page_scratch = &scratch->page;
   memory.view_pool = &scratch->view_buffers;
   const Buffer* chunk = &scratch->chunk_bytes;
+  std::string_view chunk_view;
   const ColumnChunkMeta& meta =
-      metadata_.row_groups.at(static_cast<size_t>(row_group)).columns.at(static_cast<size_t>(column));
-  if (views && meta.codec == Codec::kUncompressed) {
+      metadata_.row_groups[static_cast<size_t>(row_group)].columns[static_cast<size_t>(column)];
+  if (mapped_ != nullptr) {
+    // Decode from the mapping; in the views form, views of uncompressed pages point into it.
+    const auto [start, length] = ChunkRange(row_group, column);
+    chunk_view = std::string_view(reinterpret_cast<const char*>(mapped_) + start, length);
+    if (views && meta.codec == Codec::kUncompressed) memory.chunk = mapping_;
+  } else if (views && meta.codec == Codec::kUncompressed) {
     // Views point straight into the stored pages: the chunk's bytes are shared with the result. Drop out's page
     // memory first so that it can be reused for these bytes. (Compressed chunks decompress into page memory; their
     // occasional stored-uncompressed v2 page is copied there.)
@@ -181,7 +202,7 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   } else {
     ReadChunk(row_group, column, &scratch->chunk_bytes);
   }
-  const Buffer& bytes = *chunk;
+  if (mapped_ == nullptr) chunk_view = std::string_view(reinterpret_cast<const char*>(chunk->data()), chunk->size());
   const RowGroupMeta& g = metadata_.row_groups[static_cast<size_t>(row_group)];
   const ColumnChunkMeta& c = g.columns[static_cast<size_t>(column)];
   ChunkSpec spec;
@@ -204,8 +225,7 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   ctx.file = path_;
   ctx.row_group = row_group;
   ctx.column = d.dotted_path;
-  DecodeColumnChunkInto(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                        static_cast<uint64_t>(c.start_offset()), spec, ctx, out, memory);
+  DecodeColumnChunkInto(chunk_view, static_cast<uint64_t>(c.start_offset()), spec, ctx, out, memory);
   if (d.max_rep_level == 0 && out->num_slots() != g.num_rows) {
     ctx.page_offset = static_cast<uint64_t>(c.start_offset());
     ctx.Fail(StrCat("column chunk holds ", out->num_slots(), " rows, the row group has ", g.num_rows));

@@ -39,7 +39,7 @@ std::shared_ptr<Buffer> AcquireBuffer(BufferPool* pool, size_t capacity) {
   return b;
 }
 
-PageMemory::PageMemory(BufferPool* pool, ColumnData* out, size_t block_bytes, std::shared_ptr<const Buffer> chunk)
+PageMemory::PageMemory(BufferPool* pool, ColumnData* out, size_t block_bytes, std::shared_ptr<const void> chunk)
     : pool_(pool), out_(out), block_bytes_(std::max(block_bytes, kMinBlock)), chunk_(std::move(chunk)) {}
 
 uint8_t* PageMemory::Allocate(size_t size, ColumnData* also) {

@@ -23,8 +23,9 @@ std::shared_ptr<Buffer> AcquireBuffer(BufferPool* pool, size_t capacity);
 class PageMemory {
  public:
   /// Blocks become owners of `out`. `block_bytes`: the size of a block (the chunk's uncompressed size is a good
-  /// guess: one block then holds every page); `chunk` (may be null) owns the chunk's stored bytes.
-  PageMemory(BufferPool* pool, ColumnData* out, size_t block_bytes, std::shared_ptr<const Buffer> chunk);
+  /// guess: one block then holds every page); `chunk` (may be null) owns the chunk's stored bytes (a Buffer or
+  /// the file's mapping).
+  PageMemory(BufferPool* pool, ColumnData* out, size_t block_bytes, std::shared_ptr<const void> chunk);
 
   /// `size` bytes at an address that stays valid while out (and `also`, when given) lives.
   uint8_t* Allocate(size_t size, ColumnData* also = nullptr);
@@ -37,7 +38,7 @@ class PageMemory {
   BufferPool* pool_;
   ColumnData* out_;
   size_t block_bytes_;
-  std::shared_ptr<const Buffer> chunk_;
+  std::shared_ptr<const void> chunk_;
   bool chunk_used_ = false;
   std::shared_ptr<Buffer> block_;  // current block: bytes are handed out from its end up to its capacity
 };

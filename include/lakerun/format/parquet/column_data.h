@@ -146,8 +146,9 @@ class ColumnData {
   /// Internal (decoders): the dictionary form's indices (uint32_t entries) and dictionary (nullptr: not that form).
   Buffer& mutable_index_buffer() { return indices_; }
   void set_dictionary(std::shared_ptr<const ColumnData> dictionary) { dictionary_ = std::move(dictionary); }
-  /// Internal (decoders): keeps `memory` alive as long as this ColumnData or a copy of it lives (backs views).
-  void AddOwner(std::shared_ptr<const Buffer> memory) { owners_.push_back(std::move(memory)); }
+  /// Internal (decoders): keeps `memory` (a Buffer, a file mapping) alive as long as this ColumnData or a copy of it
+  /// lives (backs views).
+  void AddOwner(std::shared_ptr<const void> memory) { owners_.push_back(std::move(memory)); }
   /// Internal (decoders): drops views, indices, dictionary and owned page memory (capacity of the buffers kept).
   void ClearForms();
   void set_type(PhysicalType type, int32_t type_length) {
@@ -166,7 +167,7 @@ class ColumnData {
   Buffer views_;    // std::string_view per value when has_views_
   Buffer indices_;  // uint32_t per value when dictionary_ is set
   std::shared_ptr<const ColumnData> dictionary_;
-  std::vector<std::shared_ptr<const Buffer>> owners_;  // page memory that views_ (or the dictionary's) point into
+  std::vector<std::shared_ptr<const void>> owners_;  // page memory that views_ (or the dictionary's) point into
   bool has_views_ = false;
   int16_t max_def_level_ = 0;
   int16_t max_rep_level_ = 0;

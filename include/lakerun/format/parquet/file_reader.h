@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lakerun/base/file_system.h"
@@ -53,6 +54,12 @@ struct ReaderOptions {
   int max_thrift_depth = 64;
   /// Check page CRCs where the writer stored one.
   bool verify_crc = false;
+  /// Map files of LocalFileSystem() into memory and decode column chunks straight from the mapping instead of
+  /// reading each chunk into a buffer first (one copy of the stored bytes less; in the views form, the values of
+  /// UNCOMPRESSED chunks are views into the mapping, which the ColumnData keeps alive). Other file systems, or a
+  /// file that cannot be mapped, are read as usual. The file must not shrink while it is open (reading a page past
+  /// the new end raises SIGBUS, where reads would throw IoError): meant for immutable files (Delta, datasets).
+  bool memory_map = false;
 };
 
 class ParquetFile {
@@ -89,11 +96,15 @@ class ParquetFile {
   ParquetFile() = default;
   /// Reads the chunk's bytes (bounds-checked against the file) into `out`, without zero-filling.
   void ReadChunk(int row_group, int column, Buffer* out) const;
+  /// The file offset and length of a chunk, checked against the file and the reader's limits.
+  std::pair<uint64_t, size_t> ChunkRange(int row_group, int column) const;
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t file_size_ = 0;
   FileMetaData metadata_;
   ReaderOptions options_;
+  std::shared_ptr<const void> mapping_;  ///< owns mapped_ (ReaderOptions::memory_map)
+  const uint8_t* mapped_ = nullptr;      ///< the whole file, when mapped
 };
 
 }  // namespace lakerun::parquet
