@@ -12,10 +12,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <condition_variable>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 #include "lakerun/base/error.h"
 #include "lakerun/launch/gpu.h"
@@ -49,6 +56,8 @@ namespace {
 
 // After SIGKILL a process normally disappears at once; one stuck in the kernel (D state) may not. Bounded.
 constexpr milliseconds kReapAfterKill{10000};
+// Threads that start ranks at once (Attempt::Spawn).
+constexpr int kSpawnThreads = 8;
 // Once every rank has exited, pipes still held by escaped descendants are drained for at most this long.
 constexpr milliseconds kDrainAfterExit{2000};
 // Poll period when pidfd_open is unavailable.
@@ -106,44 +115,101 @@ class Attempt {
       CloseFd(p.fds[1]);
       CloseFd(p.child.pidfd);
     }
+    {
+      std::lock_guard<std::mutex> lock(spawn_mu_);
+      release_spawners_ = true;
+    }
+    spawn_cv_.notify_all();
+    for (auto& t : spawners_) t.join();
   }
 
+  // Starts every rank. vfork suspends only the calling thread until the child has exec'd, so the ranks are started
+  // from up to kSpawnThreads threads at once: on a loaded machine each start waits for CPU (the child to run, then
+  // the parent to run again), and those waits overlap instead of adding up. If any start fails, the ranks already
+  // started are stopped by ~Attempt and the first failure (lowest rank) is thrown.
   void Spawn(const std::string& path, const std::vector<std::vector<std::string>>& envs) {
     const int n = static_cast<int>(envs.size());
     ranks_.resize(n);
+    std::vector<std::array<int, 2>> child_ends(n, {-1, -1});  // the pipes' write ends, the child's stdout/stderr
+    auto close_child_ends = [&] {
+      for (auto& ends : child_ends) {
+        CloseFd(ends[0]);
+        CloseFd(ends[1]);
+      }
+    };
     for (int rank = 0; rank < n; ++rank) {
       RankProcess& p = ranks_[rank];
       p.rank = rank;
       int out[2], err[2];
-      if (::pipe2(out, O_CLOEXEC) != 0) LAKERUN_THROW(IoError, "launch: pipe for rank ", rank, ": ", std::strerror(errno));
+      if (::pipe2(out, O_CLOEXEC) != 0) {
+        const int e = errno;
+        close_child_ends();
+        LAKERUN_THROW(IoError, "launch: pipe for rank ", rank, ": ", std::strerror(e));
+      }
       if (::pipe2(err, O_CLOEXEC) != 0) {
         const int e = errno;
         ::close(out[0]);
         ::close(out[1]);
+        close_child_ends();
         LAKERUN_THROW(IoError, "launch: pipe for rank ", rank, ": ", std::strerror(e));
       }
       p.fds[0] = out[0];
       p.fds[1] = err[0];
-      internal::SpawnRequest request;
-      request.path = path;
-      request.argv = options_.command;
-      request.env = envs[rank];
-      request.stdout_fd = out[1];
-      request.stderr_fd = err[1];
+      child_ends[rank] = {out[1], err[1]};
+    }
+
+    std::vector<std::exception_ptr> errors(n);
+    std::atomic<int> next{0};
+    auto spawn_some = [&] {
+      for (int rank = next++; rank < n; rank = next++) {
+        try {
+          internal::SpawnRequest request;
+          request.path = path;
+          request.argv = options_.command;
+          request.env = envs[rank];
+          request.stdout_fd = child_ends[rank][0];
+          request.stderr_fd = child_ends[rank][1];
+          ranks_[rank].child = internal::SpawnInOwnGroup(request);
+        } catch (...) {
+          errors[rank] = std::current_exception();
+        }
+      }
+    };
+    // A child's PR_SET_PDEATHSIG fires when the *thread* that started it exits, so the helpers do not exit after
+    // their starts: they stay parked until ~Attempt, when every rank is gone.
+    for (int t = 1; t < std::min(n, kSpawnThreads); ++t) {
       try {
-        p.child = internal::SpawnInOwnGroup(request);
-      } catch (...) {
-        ::close(out[1]);
-        ::close(err[1]);
-        throw;
+        spawners_.emplace_back([this, &spawn_some] {
+          spawn_some();
+          std::unique_lock<std::mutex> lock(spawn_mu_);
+          ++spawners_done_;
+          spawn_cv_.notify_all();
+          spawn_cv_.wait(lock, [this] { return release_spawners_; });
+        });
+      } catch (const std::system_error&) {
+        break;  // no more threads: this one starts the rest
+      }
+    }
+    spawn_some();
+    {
+      std::unique_lock<std::mutex> lock(spawn_mu_);
+      spawn_cv_.wait(lock, [this] { return spawners_done_ == static_cast<int>(spawners_.size()); });
+    }
+    close_child_ends();
+
+    std::exception_ptr first_error;
+    for (int rank = 0; rank < n; ++rank) {
+      RankProcess& p = ranks_[rank];
+      if (errors[rank]) {
+        if (!first_error) first_error = errors[rank];
+        continue;
       }
       p.running = true;
       guard_.Watch(p.child.pid);
-      ::close(out[1]);
-      ::close(err[1]);
       ::fcntl(p.fds[0], F_SETFL, O_NONBLOCK);
       ::fcntl(p.fds[1], F_SETFL, O_NONBLOCK);
     }
+    if (first_error) std::rethrow_exception(first_error);
   }
 
   AttemptOutcome Supervise() {
@@ -325,6 +391,12 @@ class Attempt {
   internal::OutputRouter& router_;
   internal::SignalWatch& signals_;
   internal::OrphanGuard& guard_;
+  // Threads that started ranks (Spawn), parked until the destructor releases and joins them.
+  std::vector<std::thread> spawners_;
+  std::mutex spawn_mu_;
+  std::condition_variable spawn_cv_;
+  int spawners_done_ = 0;
+  bool release_spawners_ = false;
   std::vector<RankProcess> ranks_;
 };
 
