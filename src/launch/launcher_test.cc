@@ -433,6 +433,22 @@ TEST_F(LauncherTest, RestartsRunOutAndTheLastFailureIsReported) {
   EXPECT_THAT(f.err, HasSubstr("error: rank 0 exited with code 7 (first failure of 2 ranks, after 1 restart)"));
 }
 
+// The ranks start from several threads at once: an exec failure on every rank is one clear error, and the ranks
+// that did start (none here) are not left behind.
+TEST_F(LauncherTest, ExecFailureOfEveryRankIsOneClearError) {
+  const std::string not_a_program = dir_.Join("not_a_program");
+  {
+    std::ofstream out(not_a_program);
+    out << "\x7f" << "garbage, not ELF and no #! line\n";
+  }
+  ASSERT_EQ(::chmod(not_a_program.c_str(), 0755), 0);
+  auto options = Options(4, {});
+  options.command = {not_a_program};
+  EXPECT_THROW_WITH(RunInProcess(options), lakerun::IoError, "cannot start '" + not_a_program + "'", "execve");
+  // The launcher still works afterwards: a successful four-rank launch.
+  EXPECT_EQ(RunInProcess(Options(4, {})).exit_code, 0);
+}
+
 TEST_F(LauncherTest, TimeoutStopsTheRanksWithExitCode124) {
   auto options = Options(2, {"--pidfile", pid_dir(), "--sleep", "60"});
   options.timeout = std::chrono::milliseconds(500);
