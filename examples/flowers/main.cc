@@ -228,7 +228,10 @@ int Run(const FlowersOptions& o) {
     const int64_t epochs = trainer.current_epoch() + 1;
     std::cout << std::fixed << std::setprecision(4) << "[flowers] stopped after " << epochs << " epoch(s), "
               << trainer.global_step() << " steps, " << std::setprecision(1) << fit_seconds << " s ("
-              << early_stopping->stopping_reason_message() << ")" << std::endl;
+              << (early_stopping->stopping_reason() == train::StoppingReason::kNotStopped
+                      ? std::string("no early stop")
+                      : "early stop: " + early_stopping->stopping_reason_message())
+              << ")" << std::endl;
     std::cout << std::setprecision(4) << "Test accuracy: " << test_acc << " (loss " << test_loss << ")"
               << std::endl;
     std::cout << std::setprecision(1) << "[flowers] training throughput: " << throughput->overall_rate()
