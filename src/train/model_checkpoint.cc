@@ -358,6 +358,8 @@ void ModelCheckpoint::SaveCheckpoint(TrainerState& state, const std::string& fil
     FileSystem& fs = state.Fs();
     fs.CreateDirs(DirName(filepath));
     fs.WriteAtomically(filepath, state.dump_checkpoint());
+    // Logged as written (Lightning's log_model="all"); a displaced top-k file stays in the run.
+    if (options_.log_checkpoints_to_run && state.log_artifact) state.log_artifact(filepath);
   }
   sync.Barrier();
 }

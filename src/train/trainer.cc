@@ -1,26 +1,21 @@
 #include "lakerun/train/trainer.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/utils/clip_grad.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 
-#include <iomanip>
-#include <iostream>
-#include <sstream>
+#include <chrono>
+#include <cmath>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
-#include "lakerun/dist/ddp.h"
 #include "lakerun/dist/init.h"
+#include "lakerun/track/torch_model.h"
 #include "lakerun/train/early_stopping.h"
 #include "lakerun/train/model_checkpoint.h"
+#include "train/trainer_impl.h"
 
 namespace lakerun::train {
 namespace {
-
-constexpr const char* kFormatVersion = "lakerun-train-checkpoint-1";
 
 int64_t InferBatchSize(const Batch& batch) {
   if (batch.sample_ids.defined()) return batch.sample_ids.size(0);
@@ -30,129 +25,65 @@ int64_t InferBatchSize(const Batch& batch) {
   return 1;
 }
 
-int64_t ReadInt(torch::serialize::InputArchive& ar, const std::string& key, const std::string& path) {
-  c10::IValue v;
-  LAKERUN_CHECK_AS(CorruptDataError, ar.try_read(key, v) && v.isInt(), "checkpoint ", path, ": key '", key,
-                   "' is missing or not an integer");
-  return v.toInt();
-}
-
-std::string ReadString(torch::serialize::InputArchive& ar, const std::string& key, const std::string& path) {
-  c10::IValue v;
-  LAKERUN_CHECK_AS(CorruptDataError, ar.try_read(key, v) && v.isString(), "checkpoint ", path, ": key '", key,
-                   "' is missing or not a string");
-  return v.toStringRef();
-}
-
-// One plain progress line on rank 0: "epoch 1/4 step 20 loss=0.3481 val_loss=0.2205".
-void PrintProgress(const TrainerOptions& o, const TrainerState& state, int64_t max_epochs, const MetricMap& prog,
-                   const char* what) {
-  if (o.progress_every_n_steps <= 0 || state.Sync().rank() != 0) return;
-  std::ostringstream line;
-  line << what << " epoch " << state.current_epoch;
-  if (max_epochs >= 0) line << "/" << max_epochs;
-  line << " step " << state.global_step;
-  line.setf(std::ios::fixed);
-  line << std::setprecision(4);
-  for (const auto& [k, v] : prog) line << " " << k << "=" << v;
-  line << "\n";
-  std::ostream& out = o.progress_stream != nullptr ? *o.progress_stream : std::cerr;
-  out << line.str() << std::flush;
-}
-
-}  // namespace
-
-// ---------------------------------------------------------------------------------------------------------------
-// TensorBatchSource
-
-TensorBatchSource::TensorBatchSource(std::map<std::string, at::Tensor> columns, int64_t batch_size,
-                                     std::optional<uint64_t> shuffle_seed)
-    : columns_(std::move(columns)), batch_size_(batch_size), seed_(shuffle_seed) {
-  LAKERUN_CHECK(!columns_.empty(), "TensorBatchSource: no columns");
-  LAKERUN_CHECK(batch_size_ > 0, "TensorBatchSource: batch_size must be positive, got ", batch_size_);
-  rows_ = columns_.begin()->second.size(0);
-  for (const auto& [name, t] : columns_) {
-    LAKERUN_CHECK(t.dim() > 0 && t.size(0) == rows_, "TensorBatchSource: column '", name, "' has ",
-                  t.dim() > 0 ? t.size(0) : 0, " rows, expected ", rows_);
-  }
-  SetEpoch(0);
-}
-
-void TensorBatchSource::SetEpoch(uint64_t epoch) {
-  epoch_ = epoch;
-  next_ = 0;
-  if (seed_.has_value()) {
-    at::Generator gen = at::detail::createCPUGenerator(*seed_ * 0x9E3779B97F4A7C15ULL + epoch);
-    order_ = at::randperm(rows_, gen, at::TensorOptions().dtype(at::kLong));
-  } else {
-    order_ = at::arange(rows_, at::TensorOptions().dtype(at::kLong));
-  }
-}
-
-std::optional<Batch> TensorBatchSource::Next() {
-  const int64_t start = next_ * batch_size_;
-  if (start >= rows_) return std::nullopt;
-  const int64_t end = std::min(rows_, start + batch_size_);
-  Batch b;
-  b.sample_ids = order_.slice(0, start, end);
-  for (const auto& [name, t] : columns_) b.tensors[name] = t.index_select(0, b.sample_ids);
-  b.epoch = epoch_;
-  b.index = static_cast<uint64_t>(next_++);
-  return b;
-}
-
-std::map<std::string, int64_t> TensorBatchSource::state_dict() const {
-  return {{"epoch", static_cast<int64_t>(epoch_)}, {"batches", next_}};
-}
-
-void TensorBatchSource::load_state_dict(const std::map<std::string, int64_t>& state) {
-  auto epoch = state.find("epoch");
-  auto batches = state.find("batches");
-  LAKERUN_CHECK(epoch != state.end() && batches != state.end() && epoch->second >= 0 && batches->second >= 0,
-                "TensorBatchSource::load_state_dict: needs non-negative 'epoch' and 'batches'");
-  SetEpoch(static_cast<uint64_t>(epoch->second));
-  next_ = batches->second;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Module
-
-void Module::Log(const std::string& name, const at::Tensor& value, LogOptions options) {
-  LAKERUN_CHECK(value.defined() && value.numel() == 1, "log('", name, "'): value must be a one-element tensor, got ",
-                value.defined() ? value.numel() : 0, " elements");
-  Log(name, static_cast<double>(value.detach().to(at::kFloat).item<float>()), std::move(options));
-}
-
-void Module::Log(const std::string& name, double value, LogOptions options) {
-  LAKERUN_CHECK(metrics_ != nullptr, "log('", name, "') called outside a step or epoch-end hook run by a Trainer");
-  metrics_->Log(hook_, name, static_cast<float>(value), options, batch_size_);
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Trainer
-
-class Trainer::Impl {
- public:
-  Module* module = nullptr;
-  Optimizers optimizers;
-  std::unique_ptr<dist::DistributedDataParallel> ddp;
-  std::unique_ptr<RankSync> sync;
-  std::unique_ptr<MetricSync> metric_sync;
-  std::unique_ptr<LoggedMetrics> metrics;
-  int64_t epochs_processed = 0;  // completed train epochs (Lightning's epoch_progress.current.processed)
-  int64_t batches_in_epoch = 0;  // batches done in the running epoch (0 at an epoch boundary)
-  std::map<std::string, int64_t> loader_state;
-  MetricMap pending_step;  // step metrics since the last step that reached the run
-};
-
-namespace {
-// Sends metrics to the run on rank 0 with an `epoch` key, at `step` (Lightning's _batches_that_stepped axis).
-void SendToRun(track::Run* run, const TrainerState& state, const MetricMap& metrics, int64_t step) {
+// Sends metrics to the run on rank 0 at `step` (Lightning's _batches_that_stepped axis), with an `epoch` key unless
+// `add_epoch` is false (callbacks calling logger.log_metrics directly).
+void SendToRun(track::Run* run, const TrainerState& state, const MetricMap& metrics, int64_t step,
+               bool add_epoch = true) {
   if (run == nullptr || metrics.empty() || state.Sync().rank() != 0 || state.fast_dev_run > 0) return;
   std::map<std::string, double> out(metrics.begin(), metrics.end());
-  out["epoch"] = static_cast<double>(state.current_epoch);
+  if (add_epoch) out["epoch"] = static_cast<double>(state.current_epoch);
   run->LogMetrics(out, step);
 }
+
+// Lightning's _update_learning_rates: steps the schedulers of `interval` whose frequency divides idx + 1 (idx: the
+// batch in the epoch for "step", the epoch for "epoch"); `plateau` selects the monitoring schedulers or the others.
+void UpdateLrSchedulers(Module& module, std::vector<LRSchedulerConfig>& configs, const TrainerState& state,
+                        const std::string& interval, bool plateau, int64_t batch_idx) {
+  for (size_t i = 0; i < configs.size(); ++i) {
+    LRSchedulerConfig& c = configs[i];
+    if (plateau != c.scheduler->monitors_metric() || c.interval != interval) continue;
+    const int64_t idx = (interval == "step" ? batch_idx : state.current_epoch) + 1;
+    if (idx % c.frequency != 0) continue;
+    std::optional<double> metric;
+    if (plateau) {
+      auto it = state.callback_metrics.find(c.monitor);
+      if (it == state.callback_metrics.end()) {
+        std::string available;
+        for (const auto& [k, v] : state.callback_metrics) available += (available.empty() ? "'" : ", '") + k + "'";
+        LAKERUN_CHECK_AS(ConfigError, !c.strict, "lr scheduler ", i, ": ", c.scheduler->class_name(),
+                         " conditioned on metric '", c.monitor, "' which is not available. Available metrics are: [",
+                         available, "]. Condition can be set using LRSchedulerConfig::monitor");
+        LAKERUN_LOG(Warning) << c.scheduler->class_name() << " conditioned on metric '" << c.monitor
+                             << "' which is not available but strict is set to false. Skipping learning rate update.";
+        continue;
+      }
+      metric = static_cast<double>(it->second);
+    }
+    module.LrSchedulerStep(*c.scheduler, metric);
+  }
+}
+
+// Lightning's val_check_batch: validate after every this many batches; -1 (inf): at the epoch's last batch.
+int64_t ValCheckBatch(const TrainerOptions& o, std::optional<int64_t> max_batches) {
+  const ValCheckInterval& v = o.val_check_interval;
+  if (v.batches > 0) {
+    LAKERUN_CHECK_AS(ConfigError,
+                     !max_batches.has_value() || v.batches <= *max_batches || o.check_val_every_n_epoch == 0,
+                     "Trainer: val_check_interval (", v.batches, ") must be less than or equal to the number of the "
+                     "training batches (", max_batches.value_or(0), "). To disable validation set limit_val_batches "
+                     "to 0; to validate based on the total training batches, set check_val_every_n_epoch to 0 (None)");
+    return v.batches;
+  }
+  // 1.0: the epoch's last batch (what int(n * 1.0) is when n is exact, and robust to a count that is not).
+  if (v.fraction == 1.0) return -1;
+  if (!max_batches.has_value()) {
+    LAKERUN_THROW(ConfigError, "Trainer: val_check_interval=", v.fraction,
+                     " (a fraction of the epoch) needs a train source whose num_batches() is known, or "
+                     "limit_train_batches; use 1.0 or an integer");
+  }
+  return std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(*max_batches) * v.fraction));
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> callbacks)
@@ -162,12 +93,25 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
                    o.max_epochs.value_or(0));
   LAKERUN_CHECK_AS(ConfigError, o.max_steps >= -1, "Trainer: max_steps must be >= -1, got ", o.max_steps);
   LAKERUN_CHECK_AS(ConfigError, o.min_epochs >= 0, "Trainer: min_epochs must be >= 0, got ", o.min_epochs);
+  LAKERUN_CHECK_AS(ConfigError, o.min_steps >= -1, "Trainer: min_steps must be >= -1, got ", o.min_steps);
   LAKERUN_CHECK_AS(ConfigError, o.limit_train_batches >= -1, "Trainer: limit_train_batches must be >= -1, got ",
                    o.limit_train_batches);
   LAKERUN_CHECK_AS(ConfigError, o.limit_val_batches >= -1, "Trainer: limit_val_batches must be >= -1, got ",
                    o.limit_val_batches);
-  LAKERUN_CHECK_AS(ConfigError, o.check_val_every_n_epoch >= 1, "Trainer: check_val_every_n_epoch must be >= 1, got ",
-                   o.check_val_every_n_epoch);
+  LAKERUN_CHECK_AS(ConfigError, o.limit_test_batches >= -1, "Trainer: limit_test_batches must be >= -1, got ",
+                   o.limit_test_batches);
+  LAKERUN_CHECK_AS(ConfigError, o.check_val_every_n_epoch >= 0,
+                   "Trainer: check_val_every_n_epoch must be >= 1, or 0 (None), got ", o.check_val_every_n_epoch);
+  LAKERUN_CHECK_AS(ConfigError, o.val_check_interval.batches >= 0, "Trainer: val_check_interval must be a positive "
+                   "number of batches, got ", o.val_check_interval.batches);
+  LAKERUN_CHECK_AS(ConfigError,
+                   o.val_check_interval.batches > 0 ||
+                       (o.val_check_interval.fraction > 0.0 && o.val_check_interval.fraction <= 1.0),
+                   "Trainer: val_check_interval must be a fraction in (0, 1] or a number of batches, got ",
+                   o.val_check_interval.fraction);
+  LAKERUN_CHECK_AS(ConfigError, o.check_val_every_n_epoch != 0 || o.val_check_interval.batches > 0,
+                   "Trainer: val_check_interval should be an integer when check_val_every_n_epoch is 0 (None), "
+                   "found ", o.val_check_interval.fraction);
   LAKERUN_CHECK_AS(ConfigError, o.num_sanity_val_steps >= -1, "Trainer: num_sanity_val_steps must be >= -1, got ",
                    o.num_sanity_val_steps);
   LAKERUN_CHECK_AS(ConfigError, o.accumulate_grad_batches >= 1, "Trainer: accumulate_grad_batches must be >= 1, got ",
@@ -180,6 +124,15 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
   LAKERUN_CHECK_AS(ConfigError, o.fast_dev_run >= 0, "Trainer: fast_dev_run must be >= 0, got ", o.fast_dev_run);
   LAKERUN_CHECK_AS(ConfigError, o.log_every_n_steps >= 1, "Trainer: log_every_n_steps must be >= 1, got ",
                    o.log_every_n_steps);
+  LAKERUN_CHECK_AS(ConfigError, !o.max_time.has_value() || o.max_time->count() >= 0,
+                   "Trainer: max_time must not be negative, got ", o.max_time.value_or(std::chrono::milliseconds(0)).count(),
+                   " ms");
+  LAKERUN_CHECK_AS(ConfigError,
+                   o.progress_style == "auto" || o.progress_style == "bar" || o.progress_style == "lines",
+                   "Trainer: progress_style must be 'auto', 'bar' or 'lines', got '", o.progress_style, "'");
+  LAKERUN_CHECK_AS(ConfigError, o.log_model_artifact_path.empty() || o.tracker != nullptr,
+                   "Trainer: log_model_artifact_path='", o.log_model_artifact_path, "' needs TrainerOptions::tracker");
+  impl_->precision = std::make_unique<Precision>(o.precision);  // throws ConfigError naming `precision`
   // Checkpoint callbacks run last (trainer.md §2.6), otherwise the given order.
   for (auto& cb : callbacks) {
     LAKERUN_CHECK_AS(ConfigError, cb != nullptr, "Trainer: a callback is null");
@@ -205,18 +158,19 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val) {
   Impl& im = *impl_;
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   im.module = &module;
-  const TrainerFn previous = state_.fn;
   state_.fn = TrainerFn::kValidating;
-  (void)previous;
+  const bool was_training = module.is_training();
   module.eval();
   torch::NoGradGuard no_grad;
   val.SetEpoch(0);
   int64_t idx = 0;
   module.metrics_ = im.metrics.get();
-  while (auto batch = val.Next()) {
-    if (options_.limit_val_batches >= 0 && idx >= options_.limit_val_batches) break;
+  while (options_.limit_val_batches < 0 || idx < options_.limit_val_batches) {
+    auto batch = val.Next();
+    if (!batch.has_value()) break;
     module.hook_ = LogHook::kValidationStep;
     module.batch_size_ = InferBatchSize(*batch);
+    Precision::AutocastScope autocast(*im.precision);
     module.ValidationStep(*batch, idx++);
   }
   module.hook_ = LogHook::kEpochEnd;
@@ -225,6 +179,7 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val) {
   module.metrics_ = nullptr;
   for (const auto& [k, v] : im.metrics->callback_metrics()) state_.callback_metrics[k] = v;
   for (const auto& [k, v] : out) logged_[k] = v;
+  if (was_training) module.train();
   return out;
 }
 
@@ -237,14 +192,62 @@ MetricMap Trainer::Test(Module& module, BatchSource& test) {
   test.SetEpoch(0);
   int64_t idx = 0;
   module.metrics_ = im.metrics.get();
-  while (auto batch = test.Next()) {
+  while (options_.limit_test_batches < 0 || idx < options_.limit_test_batches) {
+    auto batch = test.Next();
+    if (!batch.has_value()) break;
     module.hook_ = LogHook::kTestStep;
     module.batch_size_ = InferBatchSize(*batch);
+    Precision::AutocastScope autocast(*im.precision);
     module.TestStep(*batch, idx++);
   }
   MetricMap out = im.metrics->EndEpoch();
   module.metrics_ = nullptr;
   for (const auto& [k, v] : im.metrics->callback_metrics()) state_.callback_metrics[k] = v;
+  for (const auto& [k, v] : out) logged_[k] = v;
+  return out;
+}
+
+namespace {
+// Runs PrepareData on rank 0 (others wait), then Setup(stage) everywhere.
+void PrepareAndSetup(DataModule& dm, const std::string& stage, bool distributed) {
+  RankSync* sync = nullptr;
+  std::unique_ptr<RankSync> owned;
+  if (distributed) {
+    dist::Context& ctx = dist::Init();
+    if (ctx.world_size() > 1) {
+      owned = NewDistRankSync(ctx);
+      sync = owned.get();
+    }
+  }
+  if (sync == nullptr || sync->rank() == 0) dm.PrepareData();
+  if (sync != nullptr) sync->Barrier();
+  dm.Setup(stage);
+}
+}  // namespace
+
+void Trainer::Fit(Module& module, DataModule& datamodule, const std::string& ckpt_path) {
+  PrepareAndSetup(datamodule, "fit", options_.distributed);
+  BatchSource* train = datamodule.TrainSource();
+  LAKERUN_CHECK_AS(ConfigError, train != nullptr, "Trainer::Fit: the DataModule has no train source");
+  Fit(module, *train, datamodule.ValSource(), ckpt_path);
+  datamodule.Teardown("fit");
+}
+
+MetricMap Trainer::Validate(Module& module, DataModule& datamodule) {
+  PrepareAndSetup(datamodule, "validate", options_.distributed);
+  BatchSource* val = datamodule.ValSource();
+  LAKERUN_CHECK_AS(ConfigError, val != nullptr, "Trainer::Validate: the DataModule has no val source");
+  MetricMap out = Validate(module, *val);
+  datamodule.Teardown("validate");
+  return out;
+}
+
+MetricMap Trainer::Test(Module& module, DataModule& datamodule) {
+  PrepareAndSetup(datamodule, "test", options_.distributed);
+  BatchSource* test = datamodule.TestSource();
+  LAKERUN_CHECK_AS(ConfigError, test != nullptr, "Trainer::Test: the DataModule has no test source");
+  MetricMap out = Test(module, *test);
+  datamodule.Teardown("test");
   return out;
 }
 
@@ -253,8 +256,10 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   im.module = &module;
   // Ranks.
   im.ddp.reset();  // a previous Fit's hooks go before new ones are registered
+  int world_size = 1;
   if (options_.distributed) {
     dist::Context& ctx = dist::Init();
+    world_size = ctx.world_size();
     if (ctx.world_size() > 1) {
       im.sync = NewDistRankSync(ctx);
       im.metric_sync = NewDistMetricSync(ctx);
@@ -263,127 +268,70 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     }
   }
   im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
+  im.precision = std::make_unique<Precision>(options_.precision);
   im.pending_step.clear();
   state_ = TrainerState{};
   state_.fn = TrainerFn::kFitting;
   state_.fast_dev_run = options_.fast_dev_run;
   state_.check_val_every_n_epoch = options_.check_val_every_n_epoch;
+  state_.val_check_interval = options_.val_check_interval.batches > 0
+                                  ? static_cast<double>(options_.val_check_interval.batches)
+                                  : options_.val_check_interval.fraction;
   state_.has_val_batches = val != nullptr && options_.limit_val_batches != 0;
   state_.default_root_dir = options_.default_root_dir;
   state_.sync = im.sync.get();
-  state_.dump_checkpoint = [this] {
-    Impl& im = *impl_;
-    torch::serialize::OutputArchive ar;
-    ar.write("format", c10::IValue(std::string(kFormatVersion)));
-    torch::serialize::OutputArchive weights;
-    im.module->save(weights);
-    ar.write("state_dict", weights);
-    for (size_t i = 0; i < im.optimizers.size(); ++i) {
-      torch::serialize::OutputArchive o;
-      im.optimizers[i]->save(o);
-      ar.write("optimizer_" + std::to_string(i), o);
+  state_.log_every_n_steps = options_.log_every_n_steps;
+  state_.dump_checkpoint = [this] { return impl_->DumpCheckpoint(*this); };
+  state_.log_metrics = [this](const MetricMap& m) {
+    SendToRun(options_.run, state_, m, state_.global_step, /*add_epoch=*/false);
+    for (const auto& [k, v] : m) {
+      logged_[k] = v;
+      state_.callback_metrics[k] = v;
     }
-    ar.write("num_optimizers", c10::IValue(static_cast<int64_t>(im.optimizers.size())));
-    StateDict cbs;
-    for (const auto& cb : callbacks_) cbs.Set(cb->state_key(), cb->state_dict().Encode());
-    ar.write("callbacks", c10::IValue(cbs.Encode()));
-    ar.write("epoch", c10::IValue(state_.current_epoch));
-    ar.write("global_step", c10::IValue(state_.global_step));
-    ar.write("epochs_processed", c10::IValue(im.epochs_processed));
-    ar.write("batches_in_epoch", c10::IValue(im.batches_in_epoch));
-    StateDict loader;
-    for (const auto& [k, v] : im.loader_state) loader.Set(k, v);
-    ar.write("loader", c10::IValue(loader.Encode()));
-    ar.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
-    std::ostringstream out;
-    ar.save_to(out);
-    return out.str();
   };
+  if (options_.run != nullptr) {
+    state_.log_artifact = [this](const std::string& path) {
+      if (state_.fast_dev_run > 0) return;
+      options_.run->LogArtifact(path, "checkpoints");
+      options_.run->Flush();  // the copy is made before top-k pruning may delete the file
+    };
+  }
   if (options_.seed.has_value()) torch::manual_seed(*options_.seed);
   if (options_.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
 
   im.optimizers = module.ConfigureOptimizers();
   LAKERUN_CHECK_AS(ConfigError, !im.optimizers.empty(), "Trainer::Fit: ConfigureOptimizers() returned no optimizer");
+  im.schedulers = im.optimizers.lr_schedulers;
+  for (size_t i = 0; i < im.schedulers.size(); ++i) ValidateLRSchedulerConfig(im.schedulers[i], i);
+  state_.optimizers = &im.optimizers;
+  state_.lr_scheduler_configs = &im.schedulers;
   for (auto& cb : callbacks_) cb->Setup(state_);
 
   // Resume.
   im.epochs_processed = 0;
   im.batches_in_epoch = 0;
+  im.total_batches = 0;
   im.loader_state.clear();
-  std::string resolved = ckpt_path;
-  if (ckpt_path == "last") {
-    resolved.clear();
-    int64_t newest = -1;
-    for (const auto& cb : callbacks_) {
-      auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get());
-      if (mc == nullptr || !state_.Fs().Exists(mc->dirpath())) continue;
-      for (const auto& f : state_.Fs().List(mc->dirpath())) {
-        if (f.is_directory || f.name.rfind(ModelCheckpoint::kNameLast, 0) != 0 ||
-            f.name.size() < 5 || f.name.compare(f.name.size() - 5, 5, ModelCheckpoint::kExtension) != 0) {
-          continue;
-        }
-        if (f.mtime_ms > newest) {
-          newest = f.mtime_ms;
-          resolved = JoinPath(mc->dirpath(), f.name);
-        }
-      }
-    }
-    if (resolved.empty()) {
-      LAKERUN_LOG(Warning) << "Fit(ckpt_path=\"last\"): no last*.ckpt in any ModelCheckpoint directory; starting fresh";
-    }
-  } else if (ckpt_path == "best") {
-    for (const auto& cb : callbacks_) {
-      if (auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get()); mc != nullptr && resolved == "best") {
-        resolved = mc->best_model_path();
-      }
-    }
-    LAKERUN_CHECK_AS(ConfigError, resolved != "best" && !resolved.empty(),
-                     "Fit(ckpt_path=\"best\"): no ModelCheckpoint callback with a best model to resume from");
-  }
+  const std::string resolved = im.ResolveCkptPath(*this, ckpt_path);
   const int64_t max_epochs =
       options_.fast_dev_run > 0 ? 1 : options_.max_epochs.value_or(options_.max_steps == -1 ? 1000 : -1);
   const int64_t max_steps = options_.fast_dev_run > 0 ? options_.fast_dev_run : options_.max_steps;
   if (!resolved.empty()) {
-    std::istringstream in(state_.Fs().ReadFile(resolved));
-    torch::serialize::InputArchive ar;
-    try {
-      ar.load_from(in);
-    } catch (const c10::Error& e) {
-      LAKERUN_THROW(CorruptDataError, "checkpoint ", resolved, " cannot be read: ", e.what_without_backtrace());
+    im.LoadCheckpoint(*this, resolved, max_epochs);
+  } else if (options_.scale_lr != dist::LrScaling::kNone) {
+    // The rules are linear in the base lr, so one factor scales optimizers and schedulers alike.
+    const double factor = dist::ScaleLearningRate(1.0, world_size, options_.scale_lr);
+    for (auto& opt : im.optimizers) {
+      for (size_t g = 0; g < opt->param_groups().size(); ++g) {
+        SetLearningRate(*opt, g, GetLearningRate(*opt, g) * factor);
+      }
     }
-    LAKERUN_CHECK_AS(CorruptDataError, ReadString(ar, "format", resolved) == kFormatVersion, "checkpoint ", resolved,
-                     ": unknown format, expected ", kFormatVersion);
-    torch::serialize::InputArchive weights;
-    ar.read("state_dict", weights);
-    module.load(weights);
-    const StateDict cbs = StateDict::Decode(ReadString(ar, "callbacks", resolved));
-    for (auto& cb : callbacks_) {
-      if (cbs.Has(cb->state_key())) cb->load_state_dict(StateDict::Decode(cbs.GetString(cb->state_key())));
-    }
-    const int64_t n = ReadInt(ar, "num_optimizers", resolved);
-    LAKERUN_CHECK_AS(CorruptDataError, n == static_cast<int64_t>(im.optimizers.size()), "checkpoint ", resolved,
-                     " holds ", n, " optimizer states, the module configures ", im.optimizers.size());
-    for (int64_t i = 0; i < n; ++i) {
-      torch::serialize::InputArchive o;
-      ar.read("optimizer_" + std::to_string(i), o);
-      im.optimizers[i]->load(o);
-    }
-    state_.current_epoch = ReadInt(ar, "epoch", resolved);
-    state_.global_step = ReadInt(ar, "global_step", resolved);
-    im.epochs_processed = ReadInt(ar, "epochs_processed", resolved);
-    im.batches_in_epoch = ReadInt(ar, "batches_in_epoch", resolved);
-    const StateDict loader = StateDict::Decode(ReadString(ar, "loader", resolved));
-    for (const auto& [k, v] : loader.values()) im.loader_state[k] = loader.GetInt(k);
-    at::Tensor rng;
-    ar.read("rng_state", rng);
-    at::Generator gen = at::detail::getDefaultCPUGenerator();  // a handle sharing the default generator
-    {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_state(rng);
-    }
-    LAKERUN_CHECK_AS(ConfigError, max_epochs < 0 || im.epochs_processed <= max_epochs, "checkpoint ", resolved,
-                     " has completed ", im.epochs_processed, " epochs, more than max_epochs=", max_epochs);
-    state_.ckpt_path = resolved;
+    for (auto& c : im.schedulers) c.scheduler->ScaleLearningRates(factor);
+  }
+  const bool rank0 = state_.Sync().rank() == 0;
+  if (rank0 && options_.run != nullptr && options_.fast_dev_run == 0) {
+    const auto hparams = module.Hyperparameters();
+    if (!hparams.empty()) options_.run->LogParams(hparams);
   }
 
   // Sanity check: a few validation batches whose metrics are discarded.
@@ -406,8 +354,24 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
 
   const int64_t k = options_.accumulate_grad_batches;
   const int64_t limit_train = options_.fast_dev_run > 0 ? options_.fast_dev_run : options_.limit_train_batches;
+  std::optional<int64_t> max_batches = train.num_batches();
+  if (limit_train >= 0) max_batches = max_batches.has_value() ? std::min(*max_batches, limit_train) : limit_train;
+  const bool validating = val != nullptr && options_.limit_val_batches != 0;
+  const int64_t val_check_batch = validating ? ValCheckBatch(options_, max_batches) : -1;
   auto steps_done = [&] { return max_steps >= 0 && state_.global_step >= max_steps; };
-  for (int64_t epoch = im.epochs_processed; (max_epochs < 0 || epoch < max_epochs) && !steps_done(); ++epoch) {
+  auto can_stop_early = [&] {
+    return (options_.min_epochs == 0 || im.epochs_processed >= options_.min_epochs) &&
+           (options_.min_steps <= 0 || state_.global_step >= options_.min_steps);
+  };
+  const auto started = std::chrono::steady_clock::now();
+  Progress progress(options_, state_.Sync().rank());
+  for (auto& cb : callbacks_) cb->OnTrainStart(state_);
+
+  for (int64_t epoch = im.epochs_processed;; ++epoch) {
+    // Lightning's fit_loop.done.
+    if (max_batches.has_value() && *max_batches == 0) break;
+    if (steps_done() || (max_epochs >= 0 && im.epochs_processed >= max_epochs)) break;
+    if (state_.should_stop && can_stop_early()) break;
     state_.current_epoch = epoch;
     train.SetEpoch(static_cast<uint64_t>(epoch));
     int64_t batch_idx = 0;
@@ -415,23 +379,34 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       train.load_state_dict(im.loader_state);
       batch_idx = im.batches_in_epoch;
     }
+    const bool val_epoch = validating && (options_.check_val_every_n_epoch == 0 ||
+                                          (epoch + 1) % options_.check_val_every_n_epoch == 0);
     module.train();
+    progress.OnEpochStart(epoch, max_epochs, max_batches, batch_idx);
+    for (auto& cb : callbacks_) cb->OnTrainEpochStart(state_);
     module.metrics_ = im.metrics.get();
+    bool epoch_exhausted = false;
     std::optional<Batch> cur = (limit_train < 0 || batch_idx < limit_train) ? train.Next() : std::nullopt;
     while (cur.has_value()) {
       im.loader_state = train.state_dict();
       std::optional<Batch> nxt = (limit_train < 0 || batch_idx + 1 < limit_train) ? train.Next() : std::nullopt;
       const bool last = !nxt.has_value();
       const bool stepping = (batch_idx + 1) % k == 0 || last;
+      for (auto& cb : callbacks_) cb->OnTrainBatchStart(state_);
       if (batch_idx % k == 0) {
         for (auto& opt : im.optimizers) opt->zero_grad();
       }
+      module.metrics_ = im.metrics.get();
       module.hook_ = LogHook::kTrainingStep;
       module.batch_size_ = InferBatchSize(*cur);
-      at::Tensor loss = module.TrainingStep(*cur, batch_idx);
+      at::Tensor loss;
+      {
+        Precision::AutocastScope autocast(*im.precision);
+        loss = module.TrainingStep(*cur, batch_idx);
+      }
       LAKERUN_CHECK(loss.defined() && loss.numel() == 1, "training_step at epoch ", epoch, ", batch ", batch_idx,
                     " must return a one-element loss tensor");
-      at::Tensor scaled = loss / static_cast<double>(k);
+      at::Tensor scaled = im.precision->ScaleLoss(loss / static_cast<double>(k));
       if (im.ddp && !stepping) {
         auto no_sync = im.ddp->NoSync();
         scaled.backward();
@@ -439,6 +414,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
         scaled.backward();
       }
       if (stepping) {
+        for (auto& opt : im.optimizers) im.precision->Unscale(*opt);  // before clipping
         if (options_.gradient_clip_val > 0) {
           if (options_.gradient_clip_algorithm == "norm") {
             torch::nn::utils::clip_grad_norm_(module.parameters(), options_.gradient_clip_val);
@@ -446,36 +422,53 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
             torch::nn::utils::clip_grad_value_(module.parameters(), options_.gradient_clip_val);
           }
         }
-        for (auto& opt : im.optimizers) opt->step();
+        for (auto& opt : im.optimizers) im.precision->Step(*opt);
+        im.precision->AfterStep();
         ++state_.global_step;
+        // Lightning: step-interval schedulers after each optimizer step; epoch-interval ones (not monitoring) once
+        // the epoch's last batch is done, before validation.
+        UpdateLrSchedulers(module, im.schedulers, state_, "step", false, batch_idx);
+        if (last) UpdateLrSchedulers(module, im.schedulers, state_, "epoch", false, batch_idx);
       }
       ++batch_idx;
+      ++im.total_batches;
       im.batches_in_epoch = batch_idx;
+      epoch_exhausted = last;
       for (const auto& [key, v] : im.metrics->EndStep()) {
         logged_[key] = v;
         im.pending_step[key] = v;
       }
       for (const auto& [key, v] : im.metrics->callback_metrics()) state_.callback_metrics[key] = v;
       for (auto& cb : callbacks_) cb->OnTrainBatchEnd(state_);
-      if (stepping && options_.progress_every_n_steps > 0 &&
-          state_.global_step % options_.progress_every_n_steps == 0) {
-        PrintProgress(options_, state_, max_epochs, im.metrics->progress_bar_metrics(), "train");
+      if (options_.max_time.has_value()) {  // Lightning's Timer callback: rank 0 decides
+        const bool out_of_time = std::chrono::steady_clock::now() - started >= *options_.max_time;
+        if (state_.Sync().FromRankZero(out_of_time)) state_.should_stop = true;
       }
+      // on_advance_end: validation when due, then monitoring step schedulers, then the step's metrics.
+      const bool stop_now = state_.should_stop && can_stop_early();
+      bool check_val = false;
+      if (val_epoch) {
+        const int64_t iteration = options_.check_val_every_n_epoch == 0 ? im.total_batches : batch_idx;
+        check_val = stop_now || (val_check_batch < 0 ? last : iteration % val_check_batch == 0);
+      }
+      if (check_val) {
+        const int64_t step_axis = state_.global_step - (stepping ? 1 : 0);
+        SendToRun(options_.run, state_, Validate(module, *val), std::max<int64_t>(step_axis, 0));
+        state_.fn = TrainerFn::kFitting;
+        state_.validation_has_run = true;
+        for (auto& cb : callbacks_) cb->OnValidationEnd(state_);
+        module.train();
+        module.metrics_ = im.metrics.get();
+      }
+      if (stepping) UpdateLrSchedulers(module, im.schedulers, state_, "step", true, batch_idx - 1);
+      progress.OnBatchEnd(state_, max_epochs, batch_idx, stepping, im.metrics->progress_bar_metrics());
       if (stepping && (state_.global_step % options_.log_every_n_steps == 0 || state_.should_stop)) {
         SendToRun(options_.run, state_, im.pending_step, state_.global_step - 1);
         im.pending_step.clear();
       }
-      if (steps_done()) break;
+      // Lightning's epoch_loop.done.
+      if (steps_done() || (state_.should_stop && can_stop_early())) break;
       cur = std::move(nxt);
-    }
-
-    // Validation, when due, runs before the train-epoch-end hooks.
-    if (val != nullptr && options_.limit_val_batches != 0 && (epoch + 1) % options_.check_val_every_n_epoch == 0) {
-      SendToRun(options_.run, state_, Validate(module, *val), std::max<int64_t>(state_.global_step - 1, 0));
-      state_.fn = TrainerFn::kFitting;
-      state_.validation_has_run = true;
-      for (auto& cb : callbacks_) cb->OnValidationEnd(state_);
-      module.train();
     }
 
     im.epochs_processed = epoch + 1;  // the epoch-end checkpoint is written after `processed` moves
@@ -497,11 +490,17 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     for (auto& cb : callbacks_) {
       if (monitoring(cb)) cb->OnTrainEpochEnd(state_);
     }
-    PrintProgress(options_, state_, max_epochs, im.metrics->progress_bar_metrics(), "end of");
-    if (state_.should_stop && epoch + 1 >= options_.min_epochs) break;
+    // Monitoring epoch schedulers after the epoch-end hooks (and so after the epoch-end checkpoint).
+    if (epoch_exhausted) UpdateLrSchedulers(module, im.schedulers, state_, "epoch", true, batch_idx);
+    progress.OnEpochEnd(state_, max_epochs, im.metrics->progress_bar_metrics());
   }
   module.metrics_ = nullptr;
   for (auto& cb : callbacks_) cb->OnTrainEnd(state_);
+  if (rank0 && options_.run != nullptr && !options_.log_model_artifact_path.empty() && options_.fast_dev_run == 0) {
+    track::LogModelOptions lm;
+    lm.artifact_path = options_.log_model_artifact_path;
+    track::LogModel(*options_.tracker, *options_.run, module, lm);
+  }
 }
 
 }  // namespace lakerun::train

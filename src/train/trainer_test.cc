@@ -8,6 +8,7 @@
 #include "lakerun/track/store.h"
 #include "lakerun/track/tracker.h"
 #include "lakerun/train/early_stopping.h"
+#include "lakerun/train/lr_schedulers.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
@@ -85,6 +86,41 @@ TEST(TrainerTest, ResumingFromLastGivesBitwiseIdenticalWeights) {
   EXPECT_EQ(second->train_calls, 10);  // only the remaining two epochs ran
   EXPECT_TRUE(torch::equal(second->fc->weight, straight->fc->weight));
   EXPECT_TRUE(torch::equal(second->fc->bias, straight->fc->bias));
+}
+
+// Regression with a step-interval StepLR and an epoch-interval CosineAnnealingLR on the same optimizer.
+struct Scheduled : Regression {
+  Optimizers ConfigureOptimizers() override {
+    auto sgd = std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(lr_).momentum(0.9));
+    Optimizers out{sgd};
+    out.lr_schedulers.push_back({.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{.step_size = 3,
+                                                                                          .gamma = 0.7}),
+                                 .interval = "step"});
+    out.lr_schedulers.push_back(
+        {.scheduler = std::make_shared<CosineAnnealingLR>(sgd, CosineAnnealingLROptions{.t_max = 3})});
+    sgd_ = sgd;
+    return out;
+  }
+  std::shared_ptr<torch::optim::SGD> sgd_;
+};
+
+TEST(TrainerTest, ResumingWithLrSchedulersGivesBitwiseIdenticalWeightsAndLrs) {
+  Data data;
+  testing::TempDir straight_dir, resumed_dir;
+  torch::manual_seed(3);
+  Scheduled straight;
+  EXPECT_EQ(FitSavingLast(data, straight, 4, 5, straight_dir.path()), 20);
+  torch::manual_seed(3);
+  Scheduled first;
+  EXPECT_EQ(FitSavingLast(data, first, 2, 5, resumed_dir.path()), 10);
+  torch::manual_seed(99);
+  Scheduled second;
+  EXPECT_EQ(FitSavingLast(data, second, 4, 1234, resumed_dir.path(), "last"), 20);
+  EXPECT_EQ(second.train_calls, 10);
+  EXPECT_EQ(GetLearningRate(*second.sgd_, 0), GetLearningRate(*straight.sgd_, 0));
+  EXPECT_NE(GetLearningRate(*second.sgd_, 0), 0.05);  // the schedule moved it
+  EXPECT_TRUE(torch::equal(second.fc->weight, straight.fc->weight));
+  EXPECT_TRUE(torch::equal(second.fc->bias, straight.fc->bias));
 }
 
 TEST(TrainerTest, ValidationMetricsReachCallbacksAndEarlyStoppingEndsTheFit) {

@@ -14,11 +14,16 @@
 #include <memory>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "lakerun/base/file_system.h"
 
 namespace lakerun::dist {
 class Context;
+}
+
+namespace torch::optim {
+class Optimizer;
 }
 
 namespace lakerun::train {
@@ -79,6 +84,8 @@ class LocalRankSync final : public RankSync {
 /// All-reduces decisions over a lakerun::dist context (bounded by ctx.timeout()). `ctx` must outlive the result.
 std::unique_ptr<RankSync> NewDistRankSync(dist::Context& ctx);
 
+struct LRSchedulerConfig;
+
 /// What the Trainer is doing; which entry point is running.
 enum class TrainerFn { kFitting, kValidating, kTesting };
 
@@ -109,6 +116,16 @@ struct TrainerState {
   FileSystem* fs = nullptr;
   /// The bytes of a checkpoint of the current training state (called on rank 0 when a checkpoint is written).
   std::function<std::string()> dump_checkpoint;
+  /// The running fit's optimizers and lr scheduler configs (nullptr outside a fit).
+  const std::vector<std::shared_ptr<torch::optim::Optimizer>>* optimizers = nullptr;
+  const std::vector<LRSchedulerConfig>* lr_scheduler_configs = nullptr;
+  /// TrainerOptions::log_every_n_steps: step logging happens when (global_step + 1) % n == 0 or should_stop.
+  int64_t log_every_n_steps = 50;
+  /// Sends metrics to the loggers at the current step (Lightning's logger.log_metrics with _batches_that_stepped)
+  /// and records them in logged and callback metrics; set by the Trainer during a fit, empty otherwise.
+  std::function<void(const MetricMap&)> log_metrics;
+  /// Logs a written checkpoint file as an artifact of the run (rank 0); empty when the Trainer has no run.
+  std::function<void(const std::string& path)> log_artifact;
 
   RankSync& Sync() const;
   FileSystem& Fs() const;
@@ -127,6 +144,9 @@ class Callback {
   virtual bool is_checkpoint_callback() const { return false; }
 
   virtual void Setup(TrainerState& state) {}
+  virtual void OnTrainStart(TrainerState& state) {}
+  virtual void OnTrainEpochStart(TrainerState& state) {}
+  virtual void OnTrainBatchStart(TrainerState& state) {}
   virtual void OnTrainBatchEnd(TrainerState& state) {}
   virtual void OnTrainEpochEnd(TrainerState& state) {}
   virtual void OnValidationEnd(TrainerState& state) {}

@@ -47,6 +47,9 @@ struct ModelCheckpointOptions {
   /// nullopt: decided from the validation schedule (see trainer.md §2.2).
   std::optional<bool> save_on_train_epoch_end;
   bool enable_version_counter = true;
+  /// Also log every checkpoint written as an artifact of the Trainer's run, under "checkpoints/" (rank 0; needs
+  /// TrainerOptions::run).
+  bool log_checkpoints_to_run = false;
 };
 
 class ModelCheckpoint : public Callback {

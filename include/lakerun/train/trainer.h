@@ -22,6 +22,7 @@
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
+#include <chrono>
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -31,14 +32,27 @@
 #include <vector>
 
 #include "lakerun/data/loader.h"
+#include "lakerun/dist/lr_scaling.h"
 #include "lakerun/train/callback.h"
 #include "lakerun/track/run.h"
+#include "lakerun/track/tracker.h"
 #include "lakerun/train/logged_metrics.h"
+#include "lakerun/train/lr_scheduler.h"
 
 namespace lakerun::train {
 
 using Batch = data::Batch;
-using Optimizers = std::vector<std::shared_ptr<torch::optim::Optimizer>>;
+using OptimizerList = std::vector<std::shared_ptr<torch::optim::Optimizer>>;
+
+/// What Module::ConfigureOptimizers() returns: the optimizers (it is a vector of them, so `return {sgd};` works)
+/// plus Lightning's lr scheduler configs (lr_scheduler.h), stepped by the Trainer (docs/trainer.md, "LR schedulers").
+struct Optimizers : OptimizerList {
+  using OptimizerList::OptimizerList;
+  Optimizers() = default;
+  Optimizers(OptimizerList optimizers, std::vector<LRSchedulerConfig> schedulers = {})
+      : OptimizerList(std::move(optimizers)), lr_schedulers(std::move(schedulers)) {}
+  std::vector<LRSchedulerConfig> lr_schedulers;
+};
 
 /// Anything that yields batches and can say where it is (lakerun::data::Loader, an in-memory source...).
 class BatchSource {
@@ -51,6 +65,8 @@ class BatchSource {
   /// The position after the last batch Next() returned, and its inverse.
   virtual std::map<std::string, int64_t> state_dict() const = 0;
   virtual void load_state_dict(const std::map<std::string, int64_t>& state) = 0;
+  /// Batches per epoch when known (a fractional val_check_interval needs it); nullopt: unknown.
+  virtual std::optional<int64_t> num_batches() const { return std::nullopt; }
 };
 
 /// Batches of in-memory tensors (same first dimension), shuffled per epoch from (seed, epoch) when seed is set.
@@ -62,6 +78,7 @@ class TensorBatchSource final : public BatchSource {
   std::optional<Batch> Next() override;
   std::map<std::string, int64_t> state_dict() const override;
   void load_state_dict(const std::map<std::string, int64_t>& state) override;
+  std::optional<int64_t> num_batches() const override { return (rows_ + batch_size_ - 1) / batch_size_; }
 
  private:
   std::map<std::string, at::Tensor> columns_;
@@ -83,12 +100,23 @@ class LoaderBatchSource final : public BatchSource {
   void load_state_dict(const std::map<std::string, int64_t>& state) override {
     loader_.load_state_dict(data::LoaderState::FromMap(state));
   }
+  std::optional<int64_t> num_batches() const override { return static_cast<int64_t>(loader_.batches_per_epoch()); }
 
  private:
   data::Loader& loader_;
 };
 
 class Trainer;
+
+/// Lightning's val_check_interval: a fraction of the epoch (double) or a number of batches (integer).
+struct ValCheckInterval {
+  ValCheckInterval(double fraction = 1.0) : fraction(fraction) {}  // NOLINT: implicit, as Lightning's argument
+  ValCheckInterval(int batches) : batches(batches) {}               // NOLINT
+  ValCheckInterval(int64_t batches) : batches(batches) {}           // NOLINT
+  double fraction = 1.0;
+  /// > 0: every this many batches (the fraction is then ignored).
+  int64_t batches = 0;
+};
 
 /// The user's model: steps, optimizers, hooks, and log().
 class Module : public torch::nn::Module {
@@ -99,6 +127,10 @@ class Module : public torch::nn::Module {
   virtual Optimizers ConfigureOptimizers() = 0;
   virtual void OnTrainEpochEnd() {}
   virtual void OnValidationEpochEnd() {}
+  /// Lightning's hparams: logged as run params when a fit starts (rank 0, TrainerOptions::run).
+  virtual std::map<std::string, std::string> Hyperparameters() const { return {}; }
+  /// Lightning's lr_scheduler_step: steps `scheduler`, with the monitored value for a monitoring one.
+  virtual void LrSchedulerStep(LRScheduler& scheduler, std::optional<double> metric) { scheduler.Step(metric); }
 
   /// Records a metric (trainer.md §4); only valid inside a step or epoch-end hook run by a Trainer.
   void Log(const std::string& name, const at::Tensor& value, LogOptions options = {});
@@ -106,6 +138,16 @@ class Module : public torch::nn::Module {
 
  private:
   friend class Trainer;
+
+/// Lightning's val_check_interval: a fraction of the epoch (double) or a number of batches (integer).
+struct ValCheckInterval {
+  ValCheckInterval(double fraction = 1.0) : fraction(fraction) {}  // NOLINT: implicit, as Lightning's argument
+  ValCheckInterval(int batches) : batches(batches) {}               // NOLINT
+  ValCheckInterval(int64_t batches) : batches(batches) {}           // NOLINT
+  double fraction = 1.0;
+  /// > 0: every this many batches (the fraction is then ignored).
+  int64_t batches = 0;
+};
   LoggedMetrics* metrics_ = nullptr;
   LogHook hook_ = LogHook::kTrainingStep;
   int64_t batch_size_ = 1;
@@ -145,6 +187,49 @@ struct TrainerOptions {
   int64_t progress_every_n_steps = 50;
   /// Where progress lines go; nullptr: stderr.
   std::ostream* progress_stream = nullptr;
+
+  // --- Added with Lightning 2.6's remaining Trainer arguments (docs/trainer.md §7). -------------------------------
+  /// When validation runs inside a training epoch (Lightning's val_check_interval): a double in (0, 1] is a fraction
+  /// of the epoch (every max(1, int(batches * f)) batches), an integer every that many training batches (counted
+  /// across epochs when check_val_every_n_epoch is 0, i.e. None). Validation also runs when should_stop is set and
+  /// the fit may stop.
+  ValCheckInterval val_check_interval = 1.0;
+  /// Optimizer steps before should_stop may end the fit (-1: none).
+  int64_t min_steps = -1;
+  /// Wall-clock budget of the fit; once spent, should_stop is set at the next batch end (rank 0 decides).
+  std::optional<std::chrono::milliseconds> max_time;
+  /// Batches per Test() pass (-1: all).
+  int64_t limit_test_batches = -1;
+  /// Scales every learning rate (optimizers' groups and schedulers' base lrs) by dist::ScaleLearningRate for the
+  /// world size, once, when a fit starts fresh.
+  dist::LrScaling scale_lr = dist::LrScaling::kNone;
+  /// "32" / "32-true" (default), "bf16-mixed" (autocast to bfloat16 on CPU or CUDA), "16-mixed" (CUDA only:
+  /// autocast to float16 with a dynamic GradScaler whose state is checkpointed).
+  std::string precision = "32";
+  /// Rank 0's progress output: "auto" (a live bar with carriage-return updates when the stream is a terminal, the
+  /// plain periodic lines otherwise), "bar" or "lines". progress_every_n_steps = 0 silences both.
+  std::string progress_style = "auto";
+  /// Logs the final model to `run` at the end of a fit (rank 0, lakerun::track::LogModel under this artifact path;
+  /// "": not logged). Needs `tracker`.
+  std::string log_model_artifact_path;
+  /// The tracker owning `run` (not owned); needed to log the model.
+  track::Tracker* tracker = nullptr;
+};
+
+/// Lightning's LightningDataModule: where the train / val / test batches come from. The sources are owned by the
+/// DataModule and must stay valid until the Trainer call that asked for them returns.
+class DataModule {
+ public:
+  virtual ~DataModule() = default;
+  /// Once per Trainer call on rank 0 (then every rank waits): download or prepare files.
+  virtual void PrepareData() {}
+  /// On every rank: "fit", "validate" or "test".
+  virtual void Setup(const std::string& stage) {}
+  virtual BatchSource* TrainSource() = 0;
+  /// nullptr: none.
+  virtual BatchSource* ValSource() { return nullptr; }
+  virtual BatchSource* TestSource() { return nullptr; }
+  virtual void Teardown(const std::string& stage) {}
 };
 
 class Trainer {
@@ -158,6 +243,11 @@ class Trainer {
   /// One validation / test pass; returns the epoch metrics.
   MetricMap Validate(Module& module, BatchSource& val);
   MetricMap Test(Module& module, BatchSource& test);
+  /// The same through a DataModule (PrepareData, Setup(stage), its sources, Teardown(stage)). Throws ConfigError
+  /// when the DataModule has no source for the stage.
+  void Fit(Module& module, DataModule& datamodule, const std::string& ckpt_path = "");
+  MetricMap Validate(Module& module, DataModule& datamodule);
+  MetricMap Test(Module& module, DataModule& datamodule);
 
   /// Writes a checkpoint of the current state to `path` atomically (rank 0 only).
   void SaveCheckpoint(const std::string& path);

@@ -1,0 +1,172 @@
+// The Trainer's checkpoint: a torch::serialize archive (docs/trainer.md, "Checkpoint format").
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "lakerun/base/error.h"
+#include "lakerun/base/logging.h"
+#include "lakerun/train/model_checkpoint.h"
+#include "train/trainer_impl.h"
+
+namespace lakerun::train {
+namespace {
+
+constexpr const char* kFormatVersion = "lakerun-train-checkpoint-1";
+
+int64_t ReadInt(torch::serialize::InputArchive& ar, const std::string& key, const std::string& path) {
+  c10::IValue v;
+  LAKERUN_CHECK_AS(CorruptDataError, ar.try_read(key, v) && v.isInt(), "checkpoint ", path, ": key '", key,
+                   "' is missing or not an integer");
+  return v.toInt();
+}
+
+// Keys added after the first format version read as `fallback` when absent.
+int64_t ReadIntOr(torch::serialize::InputArchive& ar, const std::string& key, int64_t fallback) {
+  c10::IValue v;
+  return ar.try_read(key, v) && v.isInt() ? v.toInt() : fallback;
+}
+
+std::string ReadString(torch::serialize::InputArchive& ar, const std::string& key, const std::string& path) {
+  c10::IValue v;
+  LAKERUN_CHECK_AS(CorruptDataError, ar.try_read(key, v) && v.isString(), "checkpoint ", path, ": key '", key,
+                   "' is missing or not a string");
+  return v.toStringRef();
+}
+
+}  // namespace
+
+std::string Trainer::Impl::DumpCheckpoint(const Trainer& t) const {
+  torch::serialize::OutputArchive ar;
+  ar.write("format", c10::IValue(std::string(kFormatVersion)));
+  torch::serialize::OutputArchive weights;
+  module->save(weights);
+  ar.write("state_dict", weights);
+  for (size_t i = 0; i < optimizers.size(); ++i) {
+    torch::serialize::OutputArchive o;
+    optimizers[i]->save(o);
+    ar.write("optimizer_" + std::to_string(i), o);
+  }
+  ar.write("num_optimizers", c10::IValue(static_cast<int64_t>(optimizers.size())));
+  ar.write("num_lr_schedulers", c10::IValue(static_cast<int64_t>(schedulers.size())));
+  for (size_t i = 0; i < schedulers.size(); ++i) {
+    ar.write("lr_scheduler_" + std::to_string(i), c10::IValue(schedulers[i].scheduler->state_dict().Encode()));
+  }
+  if (precision && precision->scaler() != nullptr) {
+    ar.write("grad_scaler", c10::IValue(precision->scaler()->state_dict().Encode()));
+  }
+  StateDict cbs;
+  for (const auto& cb : t.callbacks_) cbs.Set(cb->state_key(), cb->state_dict().Encode());
+  ar.write("callbacks", c10::IValue(cbs.Encode()));
+  StateDict hparams;
+  for (const auto& [k, v] : module->Hyperparameters()) hparams.Set(k, v);
+  ar.write("hyper_parameters", c10::IValue(hparams.Encode()));
+  ar.write("epoch", c10::IValue(t.state_.current_epoch));
+  ar.write("global_step", c10::IValue(t.state_.global_step));
+  ar.write("epochs_processed", c10::IValue(epochs_processed));
+  ar.write("batches_in_epoch", c10::IValue(batches_in_epoch));
+  ar.write("total_batches", c10::IValue(total_batches));
+  StateDict loader;
+  for (const auto& [k, v] : loader_state) loader.Set(k, v);
+  ar.write("loader", c10::IValue(loader.Encode()));
+  ar.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  std::ostringstream out;
+  ar.save_to(out);
+  return out.str();
+}
+
+std::string Trainer::Impl::ResolveCkptPath(const Trainer& t, const std::string& ckpt_path) const {
+  std::string resolved = ckpt_path;
+  if (ckpt_path == "last") {
+    resolved.clear();
+    int64_t newest = -1;
+    for (const auto& cb : t.callbacks_) {
+      auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get());
+      if (mc == nullptr || !t.state_.Fs().Exists(mc->dirpath())) continue;
+      for (const auto& f : t.state_.Fs().List(mc->dirpath())) {
+        if (f.is_directory || f.name.rfind(ModelCheckpoint::kNameLast, 0) != 0 || f.name.size() < 5 ||
+            f.name.compare(f.name.size() - 5, 5, ModelCheckpoint::kExtension) != 0) {
+          continue;
+        }
+        if (f.mtime_ms > newest) {
+          newest = f.mtime_ms;
+          resolved = JoinPath(mc->dirpath(), f.name);
+        }
+      }
+    }
+    if (resolved.empty()) {
+      LAKERUN_LOG(Warning) << "Fit(ckpt_path=\"last\"): no last*.ckpt in any ModelCheckpoint directory; starting fresh";
+    }
+  } else if (ckpt_path == "best") {
+    for (const auto& cb : t.callbacks_) {
+      if (auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get()); mc != nullptr && resolved == "best") {
+        resolved = mc->best_model_path();
+      }
+    }
+    LAKERUN_CHECK_AS(ConfigError, resolved != "best" && !resolved.empty(),
+                     "Fit(ckpt_path=\"best\"): no ModelCheckpoint callback with a best model to resume from");
+  }
+  return resolved;
+}
+
+void Trainer::Impl::LoadCheckpoint(Trainer& t, const std::string& resolved, int64_t max_epochs) {
+  std::istringstream in(t.state_.Fs().ReadFile(resolved));
+  torch::serialize::InputArchive ar;
+  try {
+    ar.load_from(in);
+  } catch (const c10::Error& e) {
+    LAKERUN_THROW(CorruptDataError, "checkpoint ", resolved, " cannot be read: ", e.what_without_backtrace());
+  }
+  LAKERUN_CHECK_AS(CorruptDataError, ReadString(ar, "format", resolved) == kFormatVersion, "checkpoint ", resolved,
+                   ": unknown format, expected ", kFormatVersion);
+  // Lightning's restore order: weights, callbacks, precision state, loops, optimizers and schedulers.
+  torch::serialize::InputArchive weights;
+  ar.read("state_dict", weights);
+  module->load(weights);
+  const StateDict cbs = StateDict::Decode(ReadString(ar, "callbacks", resolved));
+  for (auto& cb : t.callbacks_) {
+    if (cbs.Has(cb->state_key())) cb->load_state_dict(StateDict::Decode(cbs.GetString(cb->state_key())));
+  }
+  if (precision && precision->scaler() != nullptr) {
+    c10::IValue v;
+    if (ar.try_read("grad_scaler", v) && v.isString()) {
+      precision->scaler()->load_state_dict(StateDict::Decode(v.toStringRef()));
+    }
+  }
+  t.state_.current_epoch = ReadInt(ar, "epoch", resolved);
+  t.state_.global_step = ReadInt(ar, "global_step", resolved);
+  epochs_processed = ReadInt(ar, "epochs_processed", resolved);
+  batches_in_epoch = ReadInt(ar, "batches_in_epoch", resolved);
+  total_batches = ReadIntOr(ar, "total_batches", 0);
+  const StateDict loader = StateDict::Decode(ReadString(ar, "loader", resolved));
+  for (const auto& [k, v] : loader.values()) loader_state[k] = loader.GetInt(k);
+  const int64_t n = ReadInt(ar, "num_optimizers", resolved);
+  LAKERUN_CHECK_AS(CorruptDataError, n == static_cast<int64_t>(optimizers.size()), "checkpoint ", resolved, " holds ",
+                   n, " optimizer states, the module configures ", optimizers.size());
+  for (int64_t i = 0; i < n; ++i) {
+    torch::serialize::InputArchive o;
+    ar.read("optimizer_" + std::to_string(i), o);
+    optimizers[i]->load(o);
+  }
+  const int64_t ns = ReadIntOr(ar, "num_lr_schedulers", 0);
+  LAKERUN_CHECK_AS(CorruptDataError, ns == static_cast<int64_t>(schedulers.size()), "checkpoint ", resolved,
+                   " holds ", ns, " lr scheduler states, the module configures ", schedulers.size());
+  for (int64_t i = 0; i < ns; ++i) {
+    schedulers[i].scheduler->load_state_dict(
+        StateDict::Decode(ReadString(ar, "lr_scheduler_" + std::to_string(i), resolved)));
+  }
+  at::Tensor rng;
+  ar.read("rng_state", rng);
+  at::Generator gen = at::detail::getDefaultCPUGenerator();  // a handle sharing the default generator
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(rng);
+  }
+  LAKERUN_CHECK_AS(ConfigError, max_epochs < 0 || epochs_processed <= max_epochs, "checkpoint ", resolved,
+                   " has completed ", epochs_processed, " epochs, more than max_epochs=", max_epochs);
+  t.state_.ckpt_path = resolved;
+}
+
+}  // namespace lakerun::train

@@ -1,0 +1,161 @@
+#include "train/precision.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/Context.h>
+#include <torch/optim/optimizer.h>
+
+#include <algorithm>
+
+#include "lakerun/base/error.h"
+
+namespace lakerun::train {
+
+// ---------------------------------------------------------------------------------------------------------------
+// GradScaler
+
+GradScaler::GradScaler(GradScalerOptions options) : o_(options), scale_(static_cast<float>(options.init_scale)) {
+  LAKERUN_CHECK_AS(ConfigError, o_.growth_factor > 1.0, "GradScaler: growth_factor must be > 1, got ",
+                   o_.growth_factor);
+  LAKERUN_CHECK_AS(ConfigError, o_.backoff_factor < 1.0, "GradScaler: backoff_factor must be < 1, got ",
+                   o_.backoff_factor);
+  LAKERUN_CHECK_AS(ConfigError, o_.growth_interval >= 1, "GradScaler: growth_interval must be >= 1, got ",
+                   o_.growth_interval);
+}
+
+at::Tensor GradScaler::Scale(const at::Tensor& loss) const { return loss * scale_; }
+
+void GradScaler::Unscale(torch::optim::Optimizer& optimizer) {
+  for (const auto& [opt, inf] : unscaled_) {
+    if (opt == &optimizer) return;  // already unscaled in this step
+  }
+  // PyTorch computes the reciprocal in float64 and multiplies the float gradients by it as a float32 tensor.
+  const float inv_scale = static_cast<float>(1.0 / static_cast<double>(scale_));
+  bool found_inf = false;
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      at::Tensor g = p.mutable_grad();
+      if (!at::isfinite(g).all().item<bool>()) found_inf = true;
+      g.mul_(inv_scale);
+    }
+  }
+  unscaled_.emplace_back(&optimizer, found_inf);
+}
+
+bool GradScaler::Step(torch::optim::Optimizer& optimizer) {
+  Unscale(optimizer);
+  for (const auto& [opt, inf] : unscaled_) {
+    if (opt == &optimizer && inf) return false;
+  }
+  optimizer.step();
+  return true;
+}
+
+void GradScaler::Update() {
+  const bool found_inf =
+      std::any_of(unscaled_.begin(), unscaled_.end(), [](const auto& e) { return e.second; });
+  unscaled_.clear();
+  // at::_amp_update_scale_'s rule.
+  if (found_inf) {
+    scale_ = static_cast<float>(scale_ * o_.backoff_factor);
+    growth_tracker_ = 0;
+  } else if (growth_tracker_ + 1 == o_.growth_interval) {
+    scale_ = static_cast<float>(scale_ * o_.growth_factor);
+    growth_tracker_ = 0;
+  } else {
+    ++growth_tracker_;
+  }
+}
+
+StateDict GradScaler::state_dict() const {
+  StateDict s;
+  s.Set("scale", static_cast<double>(scale_));
+  s.Set("growth_factor", o_.growth_factor);
+  s.Set("backoff_factor", o_.backoff_factor);
+  s.Set("growth_interval", o_.growth_interval);
+  s.Set("_growth_tracker", growth_tracker_);
+  return s;
+}
+
+void GradScaler::load_state_dict(const StateDict& state) {
+  scale_ = static_cast<float>(state.GetDouble("scale"));
+  o_.growth_factor = state.GetDouble("growth_factor");
+  o_.backoff_factor = state.GetDouble("backoff_factor");
+  o_.growth_interval = state.GetInt("growth_interval");
+  growth_tracker_ = state.GetInt("_growth_tracker");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Precision
+
+Precision::Precision(const std::string& precision) {
+  if (precision == "32" || precision == "32-true") {
+    name_ = "32";
+  } else if (precision == "bf16-mixed") {
+    name_ = precision;
+    dtype_ = at::kBFloat16;
+    cuda_ = at::hasCUDA();
+  } else if (precision == "16-mixed") {
+    LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), "Trainer: precision='16-mixed' needs CUDA, which this build or "
+                     "machine lacks; use precision='bf16-mixed' or '32'");
+    name_ = precision;
+    dtype_ = at::kHalf;
+    cuda_ = true;
+    scaler_ = std::make_unique<GradScaler>();
+  } else {
+    LAKERUN_THROW(ConfigError, "Trainer: precision must be '32', '32-true', 'bf16-mixed' or '16-mixed', got '",
+                  precision, "'");
+  }
+}
+
+Precision::~Precision() = default;
+
+Precision::AutocastScope::AutocastScope(const Precision& p) {
+  if (!p.mixed()) return;
+  active_ = true;
+  cuda_ = p.cuda_;
+  if (cuda_) {
+    prev_enabled_ = at::autocast::is_enabled();
+    prev_dtype_ = at::autocast::get_autocast_gpu_dtype();
+    at::autocast::set_autocast_gpu_dtype(p.dtype_);
+    at::autocast::set_enabled(true);
+  } else {
+    prev_enabled_ = at::autocast::is_cpu_enabled();
+    prev_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_autocast_cpu_dtype(p.dtype_);
+    at::autocast::set_cpu_enabled(true);
+  }
+  at::autocast::increment_nesting();
+}
+
+Precision::AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  // As torch.autocast.__exit__: the cast cache goes when the outermost region ends.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  if (cuda_) {
+    at::autocast::set_enabled(prev_enabled_);
+    at::autocast::set_autocast_gpu_dtype(prev_dtype_);
+  } else {
+    at::autocast::set_cpu_enabled(prev_enabled_);
+    at::autocast::set_autocast_cpu_dtype(prev_dtype_);
+  }
+}
+
+at::Tensor Precision::ScaleLoss(const at::Tensor& loss) const { return scaler_ ? scaler_->Scale(loss) : loss; }
+
+void Precision::Unscale(torch::optim::Optimizer& optimizer) {
+  if (scaler_) scaler_->Unscale(optimizer);
+}
+
+bool Precision::Step(torch::optim::Optimizer& optimizer) {
+  if (scaler_) return scaler_->Step(optimizer);
+  optimizer.step();
+  return true;
+}
+
+void Precision::AfterStep() {
+  if (scaler_) scaler_->Update();
+}
+
+}  // namespace lakerun::train

@@ -1,0 +1,110 @@
+#include "train/precision.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "lakerun/base/error.h"
+#include "lakerun/train/trainer.h"
+#include "lakerun_testing/matchers.h"
+
+namespace lakerun::train {
+namespace {
+
+TEST(GradScalerTest, ScalesUnscalesAndSkipsStepsWithNonFiniteGradients) {
+  at::Tensor w = torch::ones({2}, torch::requires_grad());
+  torch::optim::SGD sgd({w}, torch::optim::SGDOptions(1.0));
+  GradScaler scaler({.init_scale = 8.0, .growth_interval = 2});
+  scaler.Scale((w * torch::tensor({1.0f, 2.0f})).sum()).backward();
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({8.0f, 16.0f})));
+  scaler.Unscale(sgd);
+  scaler.Unscale(sgd);  // once per step
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({1.0f, 2.0f})));
+  EXPECT_TRUE(scaler.Step(sgd));
+  EXPECT_TRUE(torch::equal(w.detach(), torch::tensor({0.0f, -1.0f})));
+  scaler.Update();
+  EXPECT_EQ(scaler.scale(), 8.0f);
+  EXPECT_EQ(scaler.growth_tracker(), 1);
+
+  sgd.zero_grad();
+  scaler.Scale((w * std::numeric_limits<float>::infinity()).sum()).backward();
+  EXPECT_FALSE(scaler.Step(sgd));  // skipped: the weights stay
+  EXPECT_TRUE(torch::equal(w.detach(), torch::tensor({0.0f, -1.0f})));
+  scaler.Update();
+  EXPECT_EQ(scaler.scale(), 4.0f);  // backoff 0.5
+  EXPECT_EQ(scaler.growth_tracker(), 0);
+
+  for (int i = 0; i < 2; ++i) {
+    sgd.zero_grad();
+    scaler.Scale(w.sum()).backward();
+    EXPECT_TRUE(scaler.Step(sgd));
+    scaler.Update();
+  }
+  EXPECT_EQ(scaler.scale(), 8.0f);  // grew after growth_interval clean steps
+
+  GradScaler restored;
+  restored.load_state_dict(StateDict::Decode(scaler.state_dict().Encode()));
+  EXPECT_EQ(restored.scale(), 8.0f);
+  EXPECT_EQ(restored.state_dict(), scaler.state_dict());
+}
+
+TEST(PrecisionTest, UnknownOrUnavailablePrecisionIsAConfigErrorNamingTheOption) {
+  TrainerOptions o;
+  o.precision = "8-mixed";
+  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "precision", "8-mixed");
+  if (!at::hasCUDA()) {
+    o.precision = "16-mixed";
+    EXPECT_THROW_WITH(Trainer{o}, ConfigError, "precision='16-mixed'", "CUDA");
+  }
+  o.precision = "32-true";
+  EXPECT_NO_THROW(Trainer{o});
+}
+
+TEST(PrecisionTest, Bf16MixedAutocastsTheStepOnCpuAndStillLearns) {
+  struct Net : Module {
+    Net() {
+      torch::manual_seed(3);
+      fc = register_module("fc", torch::nn::Linear(4, 1));
+    }
+    at::Tensor TrainingStep(const Batch& b, int64_t) override {
+      at::Tensor out = fc(b.at("x"));
+      dtypes.push_back(out.scalar_type());
+      at::Tensor loss = torch::mse_loss(out.to(at::kFloat), b.at("y"));
+      losses.push_back(loss.item<float>());
+      return loss;
+    }
+    Optimizers ConfigureOptimizers() override {
+      return {std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(0.05))};
+    }
+    torch::nn::Linear fc{nullptr};
+    std::vector<at::ScalarType> dtypes;
+    std::vector<float> losses;
+  };
+  torch::manual_seed(7);
+  at::Tensor x = torch::randn({32, 4});
+  at::Tensor y = x.matmul(torch::tensor({1.0f, -2.0f, 0.5f, 3.0f}).unsqueeze(1));
+  TensorBatchSource train({{"x", x}, {"y", y}}, 8);
+  Net net;
+  const at::Tensor before = net.fc->weight.detach().clone();
+  TrainerOptions o;
+  o.max_epochs = 3;
+  o.distributed = false;
+  o.progress_every_n_steps = 0;
+  o.precision = "bf16-mixed";
+  Trainer t(o);
+  t.Fit(net, train);
+  ASSERT_EQ(net.dtypes.size(), 12u);
+  for (auto d : net.dtypes) EXPECT_EQ(d, at::kBFloat16);
+  for (float l : net.losses) EXPECT_TRUE(std::isfinite(l));
+  EXPECT_LT(net.losses.back(), net.losses.front());
+  EXPECT_FALSE(torch::equal(net.fc->weight, before));
+  EXPECT_EQ(net.fc->weight.scalar_type(), at::kFloat);  // weights stay float32
+  EXPECT_FALSE(at::autocast::is_cpu_enabled());          // autocast ends with the step
+  EXPECT_EQ(net.fc(x).scalar_type(), at::kFloat);
+}
+
+}  // namespace
+}  // namespace lakerun::train

@@ -1,0 +1,40 @@
+// Trainer::Impl: the running fit's state shared by trainer.cc (loops) and checkpoint_io.cc (checkpoint format).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lakerun/dist/ddp.h"
+#include "lakerun/train/trainer.h"
+#include "train/precision.h"
+#include "train/progress.h"
+
+namespace lakerun::train {
+
+class Trainer::Impl {
+ public:
+  Module* module = nullptr;
+  Optimizers optimizers;
+  std::vector<LRSchedulerConfig> schedulers;
+  std::unique_ptr<dist::DistributedDataParallel> ddp;
+  std::unique_ptr<RankSync> sync;
+  std::unique_ptr<MetricSync> metric_sync;
+  std::unique_ptr<LoggedMetrics> metrics;
+  std::unique_ptr<Precision> precision;
+  int64_t epochs_processed = 0;  // completed train epochs (Lightning's epoch_progress.current.processed)
+  int64_t batches_in_epoch = 0;  // batches done in the running epoch (0 at an epoch boundary)
+  int64_t total_batches = 0;     // training batches done over all epochs (Lightning's total batch_idx + 1)
+  std::map<std::string, int64_t> loader_state;
+  MetricMap pending_step;  // step metrics since the last step that reached the run
+
+  /// The checkpoint bytes of the current state (docs/trainer.md, "Checkpoint format").
+  std::string DumpCheckpoint(const Trainer& t) const;
+  /// Restores a checkpoint into `t` (module, callbacks, optimizers, schedulers, scaler, loop progress, RNG).
+  void LoadCheckpoint(Trainer& t, const std::string& path, int64_t max_epochs);
+  /// "last" / "best" / a path / "" -> the file to resume from ("" for none).
+  std::string ResolveCkptPath(const Trainer& t, const std::string& ckpt_path) const;
+};
+
+}  // namespace lakerun::train
