@@ -33,6 +33,8 @@ namespace {
 constexpr uint64_t kListenId = 0;
 constexpr uint64_t kWakeId = 1;
 constexpr size_t kReadChunk = 64 * 1024;
+// Buffer capacity a connection keeps between requests; more is returned once a large request or reply is done.
+constexpr size_t kKeepBufferBytes = 1 << 20;
 // Reads per readiness event before other connections get their turn.
 constexpr int kReadsPerEvent = 16;
 
@@ -309,6 +311,8 @@ class EpollStoreServerImpl final : public EpollStoreServer {
       conn = &it->second;
     }
     conn->in.erase(0, pos);
+    // Give back the memory of a large request once it is handled (an idle connection holds little).
+    if (conn->in.capacity() > kKeepBufferBytes && conn->in.size() < kKeepBufferBytes) conn->in.shrink_to_fit();
     return true;
   }
 
@@ -578,6 +582,7 @@ class EpollStoreServerImpl final : public EpollStoreServer {
     if (!pending) {
       conn.out.clear();
       conn.out_sent = 0;
+      if (conn.out.capacity() > kKeepBufferBytes) conn.out.shrink_to_fit();
     }
     if (pending != conn.want_write) {
       conn.want_write = pending;
