@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun_testing/matchers.h"
@@ -367,6 +368,28 @@ TEST(StoreServerTest, LargeValuesTravelInPiecesBothWays) {
   EXPECT_EQ(c.Get("/big"), big);  // more than the socket buffers: the server finishes it on EPOLLOUT
   EXPECT_EQ(c.Get("/small"), "s");
   EXPECT_EQ(server->TryGet("big"), big);
+}
+
+TEST(StoreServerTest, ManyClientsAddAndWaitConcurrently) {
+  auto server = Start();
+  constexpr int kClients = 16;
+  constexpr int kAdds = 200;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      try {
+        auto client = StoreClient::Connect("127.0.0.1", server->port(), milliseconds(10000));
+        for (int i = 0; i < kAdds; ++i) client->Add("total", 1);
+        client->Set("done" + std::to_string(c), "1");
+        for (int peer = 0; peer < kClients; ++peer) client->Get("done" + std::to_string(peer), milliseconds(30000));
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "client " << c << ": " << e.what();
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(server->TryGet("total"), std::to_string(kClients * kAdds));
+  EXPECT_EQ(server->Stats().protocol_errors, 0u);
 }
 
 TEST(StoreServerTest, TheLaunchersOwnOperations) {
