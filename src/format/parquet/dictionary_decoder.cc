@@ -64,6 +64,10 @@ void GatherFromDictionary(const uint32_t* idx, int64_t k, const ColumnData& dict
       offsets[first + static_cast<size_t>(i)] = end;
     }
     const size_t start = buf.size();
+    if (static_cast<size_t>(end) == start) {  // only empty values: nothing to copy (and buf.data() may be null)
+      out->set_num_values(out->num_values() + k);
+      return;
+    }
     buf.Resize(static_cast<size_t>(end));
     uint8_t* dst = buf.data() + start;
     for (int64_t i = 0; i < k; ++i) {

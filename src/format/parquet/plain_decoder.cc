@@ -50,7 +50,7 @@ size_t DecodePlain(const uint8_t* data, size_t size, int64_t n, ColumnData* out,
       for (int64_t i = 0; i < n; ++i) {
         uint32_t len;
         std::memcpy(&len, data + in, 4);
-        std::memcpy(dst, data + in + 4, len);
+        if (len != 0) std::memcpy(dst, data + in + 4, len);  // dst is null while every value so far is empty
         dst += len;
         in += 4 + len;
         end += len;
