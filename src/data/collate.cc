@@ -60,17 +60,21 @@ void FillElements(uint8_t* dst, ElementType type, double value, int64_t count) {
   }
 }
 
-// Copies row i of every sample: rows of N bytes, no nulls, no offsets (the common case, kept branch-light).
+// Start of a fixed-width row in a chunk without list offsets (contiguous rows, or views).
+inline const uint8_t* RowStart(const ColumnChunk& chunk, uint64_t local, size_t row_bytes) {
+  return chunk.views != nullptr ? reinterpret_cast<const uint8_t*>(chunk.views[local].data())
+                                : chunk.data + local * row_bytes;
+}
+
+// Copies every sample's row of N bytes: no nulls, no offsets (the common case, kept branch-light). Prefetches a few
+// rows ahead: the samples of a shuffled batch are scattered over the table.
 template <size_t N>
 void GatherRows(const std::vector<RowRef>& refs, size_t column, uint8_t* dst) {
   const size_t n = refs.size();
   for (size_t i = 0; i < n; ++i) {
-    if (i + 4 < n) {  // the next rows' first cache lines: samples of a shuffled batch are scattered over the table
-      const RowRef& ahead = refs[i + 4];
-      __builtin_prefetch(ahead.data->columns[column].data + ahead.local * N);
-    }
+    if (i + 4 < n) __builtin_prefetch(RowStart(refs[i + 4].data->columns[column], refs[i + 4].local, N));
     const RowRef& r = refs[i];
-    std::memcpy(dst + i * N, r.data->columns[column].data + r.local * N, N);
+    std::memcpy(dst + i * N, RowStart(r.data->columns[column], r.local, N), N);
   }
 }
 
@@ -85,13 +89,12 @@ void GatherRows(const std::vector<RowRef>& refs, size_t column, size_t row_bytes
   const size_t n = refs.size();
   for (size_t i = 0; i < n; ++i) {
     if (i + 4 < n) {
-      const RowRef& ahead = refs[i + 4];
-      const uint8_t* p = ahead.data->columns[column].data + ahead.local * row_bytes;
+      const uint8_t* p = RowStart(refs[i + 4].data->columns[column], refs[i + 4].local, row_bytes);
       __builtin_prefetch(p);
       __builtin_prefetch(p + 64);
     }
     const RowRef& r = refs[i];
-    std::memcpy(dst + i * row_bytes, r.data->columns[column].data + r.local * row_bytes, row_bytes);
+    std::memcpy(dst + i * row_bytes, RowStart(r.data->columns[column], r.local, row_bytes), row_bytes);
   }
 }
 
@@ -194,6 +197,10 @@ class Collator {
           if (valid) valid[i] = 0;
           continue;
         }
+        if (chunk.views != nullptr) {
+          std::memcpy(row, chunk.views[r.local].data(), row_bytes);
+          continue;
+        }
         uint64_t first = r.local * static_cast<uint64_t>(per_row);  // first element of the row in chunk.data
         if (chunk.offsets != nullptr) {
           first = static_cast<uint64_t>(chunk.offsets[r.local]);
@@ -275,7 +282,7 @@ class Collator {
     for (size_t i = 0; i < refs_.size(); ++i) {
       const RowRef& r = refs_[i];
       const ColumnChunk& chunk = r.data->columns[c];
-      int64_t size = chunk.offsets[r.local + 1] - chunk.offsets[r.local];
+      auto size = static_cast<int64_t>(chunk.RowView(r.local, 0).size());
       if (chunk.validity != nullptr && !chunk.validity[r.local]) {
         RequireNullPolicy(plan, c, i, "the value");
         if (valid) valid[i] = 0;
@@ -288,7 +295,7 @@ class Collator {
     for (size_t i = 0; i < refs_.size(); ++i) {
       const RowRef& r = refs_[i];
       const int64_t size = offsets[i + 1] - offsets[i];
-      if (size > 0) std::memcpy(dst + offsets[i], r.data->columns[c].data + r.data->columns[c].offsets[r.local], size);
+      if (size > 0) std::memcpy(dst + offsets[i], r.data->columns[c].RowView(r.local, 0).data(), size);
     }
     out_.tensors.emplace(info.name, std::move(bytes));
     out_.tensors.emplace(info.name + kOffsetsSuffix, std::move(offsets_tensor));
@@ -302,15 +309,16 @@ class Collator {
     std::pair<int, int> size{0, 0};
     int min_side = opts.resize;
     if (min_side == 0 && opts.crop_height > 0) min_side = std::max(opts.crop_height, opts.crop_width);
+    thread_local DecodedImage image;  // pixels reused from image to image
     for (size_t i = 0; i < refs_.size(); ++i) {
       const RowRef& r = refs_[i];
       const ColumnChunk& chunk = r.data->columns[c];
       LAKERUN_CHECK_AS(NotImplemented, chunk.validity == nullptr || chunk.validity[r.local], Where(c, i),
                        ": the image is null; image columns cannot hold nulls");
-      const int64_t begin = chunk.offsets[r.local], end = chunk.offsets[r.local + 1];
-      DecodedImage image;
+      const std::string_view bytes = chunk.RowView(r.local, 0);
       try {
-        image = DecodeImage(chunk.data + begin, static_cast<size_t>(end - begin), opts.channels, min_side, "image");
+        DecodeImage(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), opts.channels, min_side, "image",
+                    &image);
       } catch (...) {
         RethrowWithContext(StrCat(spec_.source->DescribeUnit(r.unit), " column '", info.name, "' row ", ids_[i],
                                   ": "));

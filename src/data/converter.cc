@@ -88,12 +88,11 @@ class RowCopier {
                              (chunk.offsets == nullptr || columns[c].type == ElementType::kBinary),
                          source_.DescribeUnit(unit_), " column '", columns[c].name, "': nulls or variable-length "
                          "lists cannot be converted yet");
+        const std::string_view row_bytes = chunk.RowView(local, columns[c].row_bytes());
         if (columns[c].type == ElementType::kBinary) {
-          binary[c].emplace_back(reinterpret_cast<const char*>(chunk.data) + chunk.offsets[local],
-                                 chunk.offsets[local + 1] - chunk.offsets[local]);
+          binary[c].emplace_back(row_bytes);
         } else {
-          const size_t n = columns[c].row_bytes();
-          fixed[c].insert(fixed[c].end(), chunk.data + local * n, chunk.data + (local + 1) * n);
+          fixed[c].insert(fixed[c].end(), row_bytes.begin(), row_bytes.end());
         }
       }
     }

@@ -24,6 +24,9 @@ struct DecodedImage {
 /// Throws CorruptDataError naming `what` for undecodable bytes, NotImplemented for other formats.
 DecodedImage DecodeImage(const uint8_t* data, size_t size, int channels, int min_short_side,
                          const std::string& what);
+/// Same, into `out`, reusing the capacity of its pixels (no allocation per image in a loop).
+void DecodeImage(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
+                 DecodedImage* out);
 
 /// Output height and width for an image of the given size under `options`.
 void OutputSize(const ImageOptions& options, int height, int width, int* out_height, int* out_width);

@@ -184,6 +184,12 @@ bool PartitionMatches(const std::optional<std::string>& value, const Filter& f) 
 // A chunk viewing a dense decoded column (every row holds a value; lists: all of the column's length).
 ColumnChunk Dense(const std::shared_ptr<pq::ColumnData>& data) {
   ColumnChunk chunk;
+  chunk.owner = data;
+  if (data->has_views()) {
+    chunk.views = data->views();
+    for (int64_t i = 0; i < data->num_values(); ++i) chunk.size_bytes += chunk.views[i].size();
+    return chunk;
+  }
   chunk.data = data->value_buffer().data();
   chunk.size_bytes = data->value_buffer().size();
   if (data->type() == pq::PhysicalType::kByteArray) chunk.offsets = data->offsets().data();
@@ -196,6 +202,7 @@ size_t ChunkBytes(const ColumnChunk& chunk, uint64_t rows) {
   size_t bytes = chunk.size_bytes;
   if (chunk.offsets) bytes += (rows + 1) * sizeof(int64_t);
   if (chunk.validity) bytes += rows;
+  if (chunk.views) bytes += rows * sizeof(std::string_view);
   return bytes;
 }
 
@@ -287,7 +294,9 @@ class ParquetTableSource final : public RowSource {
   std::string Fingerprint() const override { return fingerprint_; }
   void set_fingerprint(std::string f) { fingerprint_ = std::move(f); }
 
-  std::shared_ptr<const UnitData> ReadUnit(size_t index) const override {
+  std::shared_ptr<const UnitData> ReadUnit(size_t index) const override { return ReadUnitWith(index, {}); }
+
+  std::shared_ptr<const UnitData> ReadUnitWith(size_t index, const UnitReadOptions& options) const override {
     const Unit& unit = units_.at(index);
     const pq::ParquetFile& file = *files_[unit.file].file;
     auto out = std::make_shared<UnitData>();
@@ -296,7 +305,12 @@ class ParquetTableSource final : public RowSource {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];
       auto data = std::make_shared<pq::ColumnData>();
-      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), &ThreadScratch());
+      // Byte values (images, FIXED_LEN_BYTE_ARRAY tensors) as views into the decompressed pages: one copy of every
+      // value less than the copied form. Units a deletion vector compacts are copied anyway.
+      pq::ColumnReadOptions read;
+      read.byte_views = options.allow_views && !layout.is_list && unit.deleted.empty() &&
+                        (info.type == ElementType::kBinary || info.type == ElementType::kUInt8);
+      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), &ThreadScratch(), read);
       const std::string where = StrCat(DescribeUnit(index), " column '", info.name, "'");
       ColumnChunk chunk;
       if (layout.is_list) {
@@ -309,10 +323,11 @@ class ParquetTableSource final : public RowSource {
                                                info.elements_per_row(), where));
         }
       } else if (static_cast<uint64_t>(data->num_values()) != unit.rg_rows) {
+        data->Materialize();
         chunk = SpacedColumn::View(SpaceFlat(data, unit.rg_rows, where));  // nulls
       } else {
         chunk = Dense(data);
-        if (info.type != ElementType::kBinary) {
+        if (info.type != ElementType::kBinary && chunk.views == nullptr) {
           LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= unit.rg_rows * info.row_bytes(), where, ": ",
                            chunk.size_bytes, " value bytes for ", unit.rg_rows, " rows of ", info.row_bytes(),
                            " bytes");

@@ -34,7 +34,9 @@ std::shared_ptr<const UnitData> UnitCache::Get(size_t unit) {
   }
   std::shared_ptr<const UnitData> data;
   try {
-    data = source_.ReadUnit(unit);
+    UnitReadOptions read;
+    read.allow_views = true;  // collation reads rows through ColumnChunk::RowView or checks `views`
+    data = source_.ReadUnitWith(unit, read);
   } catch (...) {
     promise.set_exception(std::current_exception());
     std::lock_guard<std::mutex> lock(mu_);

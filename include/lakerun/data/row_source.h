@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lakerun::data {
@@ -48,6 +49,11 @@ struct ColumnInfo {
 ///     `data` (in elements, not bytes), for units whose lists are not all of the column's fixed length.
 ///   - element_validity: one entry per element of `data` (list columns), 0 where the element is null (its bytes
 ///     unspecified).
+///
+/// Views (zero-copy rows of scalar binary and fixed-width byte columns, no nulls): when `views` is set, row i is
+/// views[i] (row_bytes long for fixed-width columns) and `data` / `offsets` are unused. Sources produce them only
+/// through RowSource::ReadUnitWith with UnitReadOptions::allow_views (never from ReadUnit), to avoid copying decoded
+/// pages; RowView() reads either layout.
 struct ColumnChunk {
   const uint8_t* data = nullptr;
   size_t size_bytes = 0;
@@ -55,6 +61,17 @@ struct ColumnChunk {
   std::shared_ptr<const void> owner;
   const uint8_t* validity = nullptr;
   const uint8_t* element_validity = nullptr;
+  const std::string_view* views = nullptr;  // rows entries, or nullptr
+
+  /// Row i's bytes of a column without list offsets: views[i], data[offsets[i], offsets[i+1]) for binary values,
+  /// or `row_bytes` bytes at data + i * row_bytes.
+  std::string_view RowView(uint64_t i, size_t row_bytes) const {
+    if (views != nullptr) return views[i];
+    if (offsets != nullptr) {
+      return {reinterpret_cast<const char*>(data) + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i])};
+    }
+    return {reinterpret_cast<const char*>(data) + i * row_bytes, row_bytes};
+  }
 };
 
 /// The projected columns of one unit, in RowSource::columns() order.
@@ -63,6 +80,12 @@ struct UnitData {
   std::vector<ColumnChunk> columns;
   /// Memory held, for the loader's cache budget.
   size_t bytes = 0;
+};
+
+/// How a consumer that understands every ColumnChunk layout reads a unit (RowSource::ReadUnitWith).
+struct UnitReadOptions {
+  /// Byte columns may come as ColumnChunk::views instead of contiguous `data` (zero-copy).
+  bool allow_views = false;
 };
 
 class RowSource {
@@ -79,6 +102,10 @@ class RowSource {
   virtual uint64_t unit_start(size_t unit) const = 0;
   /// Decodes unit i. Thread-safe. Throws a lakerun::Error naming the file (and row group, column) on bad data.
   virtual std::shared_ptr<const UnitData> ReadUnit(size_t unit) const = 0;
+  /// ReadUnit for consumers that accept more layouts (the loader's cache); the default ignores the options.
+  virtual std::shared_ptr<const UnitData> ReadUnitWith(size_t unit, const UnitReadOptions& options) const {
+    return ReadUnit(unit);
+  }
   /// Names unit i for messages, e.g. "part-0.parquet row group 3".
   virtual std::string DescribeUnit(size_t unit) const = 0;
   /// Estimated decoded bytes of unit i (from metadata, without reading); 0 when unknown. Used to check the loader's
