@@ -5,12 +5,13 @@
 //   3. JPEG decode + resize + crop + flip to [B, 3, H, W] vs raw libjpeg-turbo decode of the same bytes;
 //   4. peak RSS over 5 epochs vs after epoch 1.
 //
-//   data_loader_bench [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only 1|2|3|4]
+//   data_loader_bench [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only 1..8] [--rounds R]
 #include <jpeglib.h>
 #include <zlib.h>
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -84,20 +85,30 @@ void WriteMnistTable(const std::string& path, const std::vector<uint8_t>& images
   writer.Close();
 }
 
-// Rows per second of decoding every column chunk of `path` (threads: row groups in parallel).
-double RawScan(const std::string& path, size_t threads) {
+// Rows per second of decoding every column chunk of `path` (threads: row groups in parallel). `views`: byte values
+// as views into the decompressed pages (the form the loader reads them in) instead of copies.
+double RawScan(const std::string& path, size_t threads, bool views = false) {
   auto file = pq::ParquetFile::Open(lakerun::LocalFileSystem(), path);
   lakerun::ThreadPool pool(threads > 1 ? threads - 1 : 0, "raw-scan");
   std::vector<uint64_t> sink(file->num_row_groups());
+  pq::ColumnReadOptions read;
+  read.byte_views = views;
   const auto start = Clock::now();
   pool.ParallelFor(file->num_row_groups(), [&](size_t rg) {
     for (int c = 0; c < file->schema().num_columns(); ++c) {
-      const pq::ColumnData data = file->ReadColumnChunk(static_cast<int>(rg), c);
-      sink[rg] += data.value_buffer().data()[data.value_buffer().size() / 2];
+      const pq::ColumnData data = file->ReadColumnChunk(static_cast<int>(rg), c, read);
+      sink[rg] += data.has_views() ? static_cast<uint8_t>(data.views()[data.num_values() / 2][0])
+                                   : data.value_buffer().data()[data.value_buffer().size() / 2];
     }
   });
   const double s = Seconds(start);
   return static_cast<double>(file->num_rows()) / s;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 struct EpochRates {
@@ -195,6 +206,7 @@ int main(int argc, char** argv) {
   int epochs = 5;
   bool python = true;
   int only = 0;  // run one section (for profiling); 0 = all
+  int rounds = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--rows" && i + 1 < argc) rows = std::stoll(argv[++i]);
@@ -202,8 +214,10 @@ int main(int argc, char** argv) {
     else if (arg == "--jpegs" && i + 1 < argc) jpeg_count = std::stoll(argv[++i]);
     else if (arg == "--no-python") python = false;
     else if (arg == "--only" && i + 1 < argc) only = std::stoi(argv[++i]);
+    else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::stoi(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: %s [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only SECTION]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only SECTION] [--rounds R]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -220,42 +234,57 @@ int main(int argc, char** argv) {
   std::printf("table: %lld rows x (784-byte image + int64 label) from %s, snappy, row groups of 10000\n",
               static_cast<long long>(rows), origin.c_str());
 
-  // 1. Loader vs raw scan. Rounds alternate peer and loader so both see the same machine load; best of each.
-  double raw1 = 0, raw2 = 0;
+  // 1. Loader vs raw scan. Rounds alternate peer and loader so both see the same machine load; each round gives a
+  // ratio, and the medians of rates and of per-round ratios are printed (the machine may be shared).
   auto source = lakerun::data::OpenTable(table);
-  EpochRates loader1, loader2;
+  struct Series {
+    std::vector<double> raw, raw_views, cold, warm, cold_ratio, cold_ratio_views, warm_ratio;
+  };
+  Series series[2];
   const bool s1 = only == 0 || only == 1 || only == 2;
-  for (int round = 0; s1 && round < 3; ++round) {
+  for (int round = 0; s1 && round < rounds; ++round) {
     for (size_t threads : {1, 2}) {
-      (threads == 1 ? raw1 : raw2) = std::max(threads == 1 ? raw1 : raw2, RawScan(table, threads));
+      Series& ser = series[threads - 1];
+      const double raw = RawScan(table, threads);
+      const double raw_views = RawScan(table, threads, /*views=*/true);
       LoaderOptions o;
       o.batch_size = 100;
       o.num_threads = threads;
       o.seed = 7;
       const EpochRates rates = LoaderRates(source, o, 2);  // a new loader: epoch 1 cold, epoch 2 warm
-      EpochRates& best = threads == 1 ? loader1 : loader2;
-      best.cold = std::max(best.cold, rates.cold);
-      best.warm = std::max(best.warm, rates.warm);
+      ser.raw.push_back(raw);
+      ser.raw_views.push_back(raw_views);
+      ser.cold.push_back(rates.cold);
+      ser.warm.push_back(rates.warm);
+      ser.cold_ratio.push_back(rates.cold / raw);
+      ser.cold_ratio_views.push_back(rates.cold / raw_views);
+      ser.warm_ratio.push_back(rates.warm / raw);
     }
   }
-  std::printf("\n[1] samples/s to ready uint8 tensors [100, 784] + int64 [100], shuffled, batch 100 (best of 3 "
-              "alternating rounds)\n");
-  std::printf("    raw parquet scan (decode every chunk): 1 thread %.0f rows/s, 2 threads %.0f rows/s\n", raw1, raw2);
-  for (size_t threads : {1, 2}) {
-    const EpochRates& rates = threads == 1 ? loader1 : loader2;
-    const double raw = threads == 1 ? raw1 : raw2;
-    std::printf("    loader %zu thread(s): cold epoch %.0f samples/s (%.2fx raw scan), warm epochs %.0f samples/s "
-                "(%.2fx raw scan)\n",
-                threads, rates.cold, rates.cold / raw, rates.warm, rates.warm / raw);
+  EpochRates loader1{Median(series[0].cold), Median(series[0].warm)};
+  EpochRates loader2{Median(series[1].cold), Median(series[1].warm)};
+  if (s1) {
+    std::printf("\n[1] samples/s to ready uint8 tensors [100, 784] + int64 [100], shuffled, batch 100 (medians of %d "
+                "alternating rounds; ratios are medians of per-round ratios)\n", rounds);
+    for (size_t threads : {1, 2}) {
+      const Series& ser = series[threads - 1];
+      std::printf("    %zu thread(s): raw parquet scan %.0f rows/s (byte values copied), %.0f rows/s (as views, the "
+                  "loader's form)\n", threads, Median(ser.raw), Median(ser.raw_views));
+      std::printf("      loader cold epoch %.0f samples/s = %.2fx raw scan (%.2fx the views scan); warm epochs %.0f "
+                  "samples/s = %.2fx raw scan\n",
+                  Median(ser.cold), Median(ser.cold_ratio), Median(ser.cold_ratio_views), Median(ser.warm),
+                  Median(ser.warm_ratio));
+    }
   }
   if (only == 0 || only == 5) {
     LoaderOptions o;
     o.batch_size = 100;
     o.num_threads = 2;
     o.cache_bytes = 16 << 20;  // smaller than the decoded table (~47 MB): row groups are decoded again
-    const EpochRates rates = LoaderRates(source, o, 3);
-    std::printf("    loader 2 threads, 16 MiB cache (< table): %.0f samples/s (%.2fx raw scan 2 threads)\n",
-                std::max(rates.cold, rates.warm), std::max(rates.cold, rates.warm) / raw2);
+    const double raw2 = RawScan(table, 2);
+    const EpochRates rates = LoaderRates(source, o, 1);  // every epoch re-decodes alike: one is enough
+    std::printf("\n[5] loader 2 threads, 16 MiB cache (< table): %.0f samples/s (%.2fx raw scan 2 threads)\n",
+                rates.cold, rates.cold / raw2);
   }
 
   // --only 6: cold epochs only, for profiling (perf record -g data_loader_bench --only 6).
@@ -270,6 +299,11 @@ int main(int argc, char** argv) {
   }
   if (only == 7) {
     for (int round = 0; round < 10; ++round) std::printf("raw 1 thread: %.0f rows/s\n", RawScan(table, 1));
+  }
+  if (only == 8) {
+    for (int round = 0; round < 10; ++round) {
+      std::printf("raw 1 thread, views: %.0f rows/s\n", RawScan(table, 1, true));
+    }
   }
 
   // 2. vs PyTorch DataLoader.
@@ -331,9 +365,10 @@ int main(int argc, char** argv) {
       writer.Close();
     }
     auto jsource = lakerun::data::OpenTable(jpeg_table);
-    double raw = 0, best1 = 0, best2 = 0;
-    for (int round = 0; round < 3; ++round) {
-      raw = std::max(raw, RawJpegDecode(jpegs));
+    std::vector<double> raws, rates1, rates2, ratios1, ratios2;
+    for (int round = 0; round < rounds; ++round) {
+      const double raw = RawJpegDecode(jpegs);
+      raws.push_back(raw);
       for (size_t threads : {1, 2}) {
         LoaderOptions o;
         o.batch_size = 100;
@@ -344,17 +379,17 @@ int main(int argc, char** argv) {
         io.random_crop = true;
         io.flip_probability = 0.5f;
         o.images["jpeg"] = io;
-        const EpochRates rates = LoaderRates(jsource, o, 1);
-        double& best = threads == 1 ? best1 : best2;
-        best = std::max(best, rates.cold);
+        const double rate = LoaderRates(jsource, o, 1).cold;
+        (threads == 1 ? rates1 : rates2).push_back(rate);
+        (threads == 1 ? ratios1 : ratios2).push_back(rate / raw);
       }
     }
     std::printf("\n[3] JPEG %dx%d RGB (%lld images) -> uint8 [B, 3, 96, 96]: resize 104, random crop 96, flip 0.5 "
-                "(best of 3 alternating rounds)\n",
-                side, side, static_cast<long long>(jpeg_count));
-    std::printf("    raw libjpeg-turbo decode (full size, 1 thread): %.0f images/s\n", raw);
-    std::printf("    loader 1 thread: %.0f images/s (%.2fx raw decode); 2 threads: %.0f images/s (%.2fx)\n", best1,
-                best1 / raw, best2, best2 / raw);
+                "(medians of %d alternating rounds)\n",
+                side, side, static_cast<long long>(jpeg_count), rounds);
+    std::printf("    raw libjpeg-turbo decode (full size, 1 thread): %.0f images/s\n", Median(raws));
+    std::printf("    loader 1 thread: %.0f images/s (%.2fx raw decode); 2 threads: %.0f images/s (%.2fx)\n",
+                Median(rates1), Median(ratios1), Median(rates2), Median(ratios2));
   }
 
   // 4. Peak RSS over epochs.
