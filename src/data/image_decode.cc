@@ -49,9 +49,6 @@ void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_si
     while (denom > 1 && short_side / denom < static_cast<unsigned>(min_short_side)) denom /= 2;
     cinfo.scale_num = 1;
     cinfo.scale_denom = denom;
-    // The image is resized afterwards: plain chroma replication is enough and decodes faster than the default
-    // triangle-filter upsampling.
-    cinfo.do_fancy_upsampling = FALSE;
   }
   cinfo.dct_method = JDCT_ISLOW;
   jpeg_start_decompress(&cinfo);
@@ -59,9 +56,13 @@ void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_si
   image.width = static_cast<int>(cinfo.output_width);
   image.channels = channels;
   image.pixels.resize(static_cast<size_t>(image.height) * image.width * channels);
+  // Several rows per call (libjpeg-turbo's upsamplers emit up to rec_outbuf_height rows at once).
+  JSAMPROW rows[16];
   while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW row = image.pixels.data() + static_cast<size_t>(cinfo.output_scanline) * image.width * channels;
-    jpeg_read_scanlines(&cinfo, &row, 1);
+    const unsigned first = cinfo.output_scanline;
+    const unsigned n = std::min(16u, cinfo.output_height - first);
+    for (unsigned i = 0; i < n; ++i) rows[i] = image.pixels.data() + static_cast<size_t>(first + i) * image.width * channels;
+    jpeg_read_scanlines(&cinfo, rows, n);
   }
   jpeg_finish_decompress(&cinfo);
   jpeg_destroy_decompress(&cinfo);
@@ -195,7 +196,11 @@ void TransformImage(const DecodedImage& image, const ImageOptions& o, uint64_t r
     x1[x] = (x1[x] - lo) * c_count;
   }
   blended.resize(static_cast<size_t>(span));
-  uint16_t* row = blended.data();
+  // Plain pointers: stores through uint8_t* may alias anything, so vector members would be reloaded every pixel.
+  uint16_t* __restrict row = blended.data();
+  const int* __restrict X0 = x0.data();
+  const int* __restrict X1 = x1.data();
+  const int* __restrict WX = wx.data();
   const uint8_t* px = image.pixels.data();
   const size_t stride = static_cast<size_t>(image.width) * c_count;
   for (int y = 0; y < out_h; ++y) {
@@ -211,20 +216,24 @@ void TransformImage(const DecodedImage& image, const ImageOptions& o, uint64_t r
     const uint8_t* row1 = px + y1 * stride + static_cast<size_t>(lo) * c_count;
     const uint16_t w0 = static_cast<uint16_t>(kOne - wy), w1 = static_cast<uint16_t>(wy);
     for (int i = 0; i < span; ++i) row[i] = static_cast<uint16_t>(row0[i] * w0 + row1[i] * w1);
-    for (int c = 0; c < c_count; ++c) {
-      const uint16_t* r = row + c;
-      const size_t base = c * plane + static_cast<size_t>(y) * out_w;
-      if (o.to_float) {
-        float* dst = static_cast<float*>(out) + base;
-        for (int x = 0; x < out_w; ++x) {
-          const int v = r[x0[x]] * (kOne - wx[x]) + r[x1[x]] * wx[x];
-          dst[x] = static_cast<float>(v) * scale[c] + shift[c];
+    // Horizontal pass: every channel of an output pixel at once (its two source pixels are adjacent in memory).
+    const size_t base = static_cast<size_t>(y) * out_w;
+    if (o.to_float) {
+      float* dst = static_cast<float*>(out) + base;
+      for (int x = 0; x < out_w; ++x) {
+        const int a = X0[x], b = X1[x], w = WX[x];
+        for (int c = 0; c < c_count; ++c) {
+          const int v = row[a + c] * (kOne - w) + row[b + c] * w;
+          dst[c * plane + x] = static_cast<float>(v) * scale[c] + shift[c];
         }
-      } else {
-        uint8_t* dst = static_cast<uint8_t*>(out) + base;
-        for (int x = 0; x < out_w; ++x) {
-          const int v = r[x0[x]] * (kOne - wx[x]) + r[x1[x]] * wx[x];
-          dst[x] = static_cast<uint8_t>((v + (1 << 15)) >> 16);
+      }
+    } else {
+      uint8_t* dst = static_cast<uint8_t*>(out) + base;
+      for (int x = 0; x < out_w; ++x) {
+        const int a = X0[x], b = X1[x], w = WX[x];
+        for (int c = 0; c < c_count; ++c) {
+          const int v = row[a + c] * (kOne - w) + row[b + c] * w;
+          dst[c * plane + x] = static_cast<uint8_t>((v + (1 << 15)) >> 16);
         }
       }
     }
