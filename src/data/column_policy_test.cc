@@ -214,5 +214,49 @@ TEST(ColumnPolicyTest, ParquetNullsListsAndStringsAsSparkWritesThem) {
   }
 }
 
+TEST(ColumnPolicyTest, ParquetRequiredBytesReadAsViewsKeepEveryValue) {
+  lakerun::testing::TempDir dir;
+  const std::string path = dir.path() + "/bytes.parquet";
+  pq::Schema schema = pq::Schema::FromFields(
+      {pq::Leaf("blob", pq::PhysicalType::kByteArray),
+       pq::Leaf("fixed", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 3)});
+  std::vector<std::string> blobs, fixed;
+  for (int i = 0; i < 40; ++i) {
+    blobs.push_back(std::string(static_cast<size_t>(i % 5), static_cast<char>('a' + i % 26)));
+    fixed.push_back({static_cast<char>(i), static_cast<char>(i + 1), static_cast<char>(i + 2)});
+  }
+  {
+    pq::ParquetWriter writer(LocalFileSystem(), path, schema);
+    writer.WriteRowGroup({pq::ColumnData::ByteArrays({blobs.begin(), blobs.begin() + 25}),
+                          pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 3,
+                                                     {fixed.begin(), fixed.begin() + 25})});
+    writer.WriteRowGroup({pq::ColumnData::ByteArrays({blobs.begin() + 25, blobs.end()}),
+                          pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 3,
+                                                     {fixed.begin() + 25, fixed.end()})});
+    writer.Close();
+  }
+  auto source = OpenTable(path);
+  // ReadUnit keeps the contiguous layout; the loader's cache reads views.
+  EXPECT_EQ(source->ReadUnit(0)->columns[0].views, nullptr);
+  UnitReadOptions views;
+  views.allow_views = true;
+  EXPECT_NE(source->ReadUnitWith(1, views)->columns[1].views, nullptr);
+  LoaderOptions o;
+  o.raw_bytes = {"blob"};
+  o.batch_size = 7;
+  o.seed = 3;
+  Loader loader(source, o);
+  int seen = 0;
+  while (auto b = loader.Next()) {
+    for (int64_t k = 0; k < b->size(); ++k) {
+      const int64_t id = b->sample_ids[k].item<int64_t>();
+      EXPECT_EQ(b->bytes("blob", k), blobs[id]);
+      EXPECT_EQ(b->at("fixed")[k][2].item<uint8_t>(), static_cast<uint8_t>(id + 2));
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 40);
+}
+
 }  // namespace
 }  // namespace lakerun::data
