@@ -23,7 +23,7 @@ namespace lakerun::train {
 
 struct LearningRateMonitorOptions {
   /// "" (None: each scheduler's interval), "step" or "epoch".
-  std::string logging_interval;
+  std::string logging_interval = "";
   bool log_momentum = false;
   bool log_weight_decay = false;
 };

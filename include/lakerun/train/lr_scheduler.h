@@ -96,17 +96,17 @@ class EpochLRScheduler : public LRScheduler {
 
 /// Lightning's lr scheduler config (the dict `configure_optimizers` may return).
 struct LRSchedulerConfig {
-  std::shared_ptr<LRScheduler> scheduler;
+  std::shared_ptr<LRScheduler> scheduler = nullptr;
   /// "epoch" (at the end of each training epoch) or "step" (after each optimizer step).
   std::string interval = "epoch";
   /// Steps the scheduler every `frequency` epochs or batches.
   int64_t frequency = 1;
   /// The callback metric a monitoring scheduler (ReduceLROnPlateau) reads; required for one.
-  std::string monitor;
+  std::string monitor = "";
   /// A missing monitor is an error (naming it and the available metrics); false: a warning, the step is skipped.
   bool strict = true;
   /// The LearningRateMonitor key for it ("" -> lr-<OptimizerClass>).
-  std::string name;
+  std::string name = "";
 };
 
 /// Throws ConfigError naming scheduler `index` for a null scheduler, a bad interval or frequency, or a monitoring

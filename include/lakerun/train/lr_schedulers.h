@@ -44,7 +44,7 @@ class StepLR final : public EpochLRScheduler {
 
 struct MultiStepLROptions {
   /// Epochs at which the lr is multiplied by gamma (a repeated milestone multiplies by gamma^count).
-  std::vector<int64_t> milestones;
+  std::vector<int64_t> milestones = {};
   double gamma = 0.1;
 };
 class MultiStepLR final : public EpochLRScheduler {
