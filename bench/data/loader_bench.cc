@@ -297,6 +297,19 @@ int main(int argc, char** argv) {
       std::printf("cold 1 thread: %.0f samples/s\n", LoaderRates(source, o, 1).cold);
     }
   }
+  // --only 9: cold and warm epochs on 0 (inline in Next()), 1 and 2 decoding threads: the cost of hand-offs.
+  if (only == 9) {
+    for (int round = 0; round < 3; ++round) {
+      for (size_t threads : {0, 1, 2}) {
+        LoaderOptions o;
+        o.batch_size = 100;
+        o.num_threads = threads;
+        o.seed = 7;
+        const EpochRates r = LoaderRates(source, o, 3);
+        std::printf("%zu threads: cold %.0f warm %.0f samples/s\n", threads, r.cold, r.warm);
+      }
+    }
+  }
   if (only == 7) {
     for (int round = 0; round < 10; ++round) std::printf("raw 1 thread: %.0f rows/s\n", RawScan(table, 1));
   }
