@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# scripts/quickstart.sh — set everything up, build, and run the main job on the embedded defaults:
-# the Fashion-MNIST CNN trained with data-parallel SGD on 2 local ranks under `lakerun launch`, tracked in the
-# MLflow file store ./mlruns (or MLFLOW_TRACKING_URI), with a checkpoint per epoch.
+# scripts/quickstart.sh — set everything up, build, and run the main job:
+#   1. import Fashion-MNIST (Debian's dataset-fashion-mnist IDX files) into the Delta tables data/fashion-mnist/
+#      {train,test} with `lakerun table import fashion-mnist` (skipped when they exist);
+#   2. train the Fashion-MNIST CNN with lakerun::train::Trainer on 2 local ranks under `lakerun launch`, reading the
+#      tables through lakerun::data::Loader, with EarlyStopping and ModelCheckpoint (best + last.ckpt), logging
+#      params, metrics, checkpoints and the model to the MLflow file store ./mlruns (or MLFLOW_TRACKING_URI);
+#   3. print the test accuracy, where the run and the checkpoints are, and `lakerun runs list`.
 #   LAKERUN_BUILD_DIR   build directory (default ./build)
 #   QUICKSTART_RANKS    number of ranks (default 2)
-#   extra arguments are passed to the training program (e.g. --epochs 1)
+#   QUICKSTART_DIR      where checkpoints go (default ./runs/quickstart)
+#   QUICKSTART_TABLE    the tables' directory (default ./data/fashion-mnist)
+#   extra arguments are passed to the training program (e.g. --epochs 20 --stopping-threshold none; --help)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$LAKERUN_ROOT"
@@ -13,11 +19,19 @@ bash scripts/setup.sh
 bash scripts/build.sh "$BUILD_DIR"
 RANKS="${QUICKSTART_RANKS:-2}"
 RUN_DIR="${QUICKSTART_DIR:-$LAKERUN_ROOT/runs/quickstart}"
+TABLE="${QUICKSTART_TABLE:-$LAKERUN_ROOT/data/fashion-mnist}"
+LAKERUN="$BUILD_DIR/bin/lakerun"
 mkdir -p "$RUN_DIR"
-echo "[quickstart] training on $RANKS ranks; checkpoints in $RUN_DIR/checkpoints" >&2
-"$BUILD_DIR/bin/lakerun" launch -n "$RANKS" -- \
-  "$BUILD_DIR/examples/fashion_mnist/fashion_mnist" --checkpoint-dir "$RUN_DIR/checkpoints" "$@"
+for split in train test; do
+  if [[ ! -d "$TABLE/$split/_delta_log" ]]; then
+    echo "[quickstart] importing Fashion-MNIST ($split) into the Delta table $TABLE/$split" >&2
+    "$LAKERUN" table import fashion-mnist "$TABLE" --split "$split"
+  fi
+done
+echo "[quickstart] training on $RANKS ranks with the Trainer; checkpoints in $RUN_DIR/checkpoints" >&2
+"$LAKERUN" launch -n "$RANKS" -- \
+  "$BUILD_DIR/examples/fashion_mnist/fashion_mnist" --table "$TABLE" --checkpoint-dir "$RUN_DIR/checkpoints" "$@"
 echo >&2
 echo "[quickstart] checkpoints: $RUN_DIR/checkpoints" >&2
 echo "[quickstart] tracked runs (lakerun runs list --experiment fashion-mnist):" >&2
-"$BUILD_DIR/bin/lakerun" runs list --experiment fashion-mnist
+"$LAKERUN" runs list --experiment fashion-mnist

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench/fashion_mnist/compare.sh — the fashion_mnist example on lakerun vs the same model in Python PyTorch DDP.
+# bench/fashion_mnist/compare.sh — fashion_mnist_ddp (the example's hand-written DDP loop) vs the same model in
+# Python PyTorch DDP.
 #
-#   bench/fashion_mnist/compare.sh [BUILD_DIR]          (default ./build; needs targets fashion_mnist and lakerun)
+#   bench/fashion_mnist/compare.sh [BUILD_DIR]          (default ./build; needs targets fashion_mnist_ddp and lakerun)
 #
 # One run of each configuration, printed as a table with ratios (this box is shared: read the CPU-pressure column).
 #   speed:     1 and 2 ranks in each language, SPEED_STEPS steps (default 300), lr 0.001, batch 100 per rank,
@@ -16,7 +17,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 PY="${LAKERUN_PYTHON:-/usr/bin/python3}"
-PROGRAM="$BUILD/examples/fashion_mnist/fashion_mnist"
+PROGRAM="$BUILD/examples/fashion_mnist/fashion_mnist_ddp"
 LAUNCHER="$BUILD/bin/lakerun"
 SPEED_STEPS="${SPEED_STEPS:-300}"
 TTA_LR="${TTA_LR:-0.05}"
@@ -27,7 +28,7 @@ SKIP_BLAS="${SKIP_BLAS:-0}"
 REF_BLAS=/usr/lib/x86_64-linux-gnu/blas
 OPENBLAS=/usr/lib/x86_64-linux-gnu/openblas-pthread
 for f in "$PROGRAM" "$LAUNCHER"; do
-  [[ -x "$f" ]] || { echo "compare: $f not built (cmake --build $BUILD --target fashion_mnist lakerun)" >&2; exit 2; }
+  [[ -x "$f" ]] || { echo "compare: $f not built (cmake --build $BUILD --target fashion_mnist_ddp lakerun)" >&2; exit 2; }
 done
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/fashion-compare.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT

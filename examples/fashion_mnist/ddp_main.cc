@@ -1,7 +1,7 @@
-// fashion_mnist: PyTorch's MNIST CNN trained on Fashion-MNIST, on one process or on every rank of a job.
+// fashion_mnist_ddp: PyTorch's MNIST CNN trained on Fashion-MNIST, on one process or on every rank of a job.
 //
-//   ./fashion_mnist                                   # one process
-//   lakerun launch -n 2 -- ./fashion_mnist            # two ranks, gradients averaged with lakerun's DDP
+//   ./fashion_mnist_ddp                                # one process
+//   lakerun launch -n 2 -- ./fashion_mnist_ddp         # two ranks, gradients averaged with lakerun's DDP
 //
 // See examples/fashion_mnist/README.md and --help.
 #include <dlfcn.h>
@@ -85,7 +85,8 @@ int Run(int argc, char** argv) {
   dist::Context& ctx = dist::Init();
   const FashionMnist data = LoadFashionMnist({.data_dir = options.data_dir, .mean = options.mean, .std = options.std});
   if (ctx.rank() == 0) {
-    std::printf("fashion_mnist: %d rank(s) (launcher %s, backend %s), %d thread(s) per rank, batch %lld per rank\n",
+    std::printf("fashion_mnist_ddp: %d rank(s) (launcher %s, backend %s), %d thread(s) per rank, "
+                "batch %lld per rank\n",
                 ctx.world_size(), dist::LauncherName(ctx.launcher()), ctx.backend().c_str(), threads,
                 static_cast<long long>(options.batch_size));
     std::fflush(stdout);
@@ -135,11 +136,11 @@ int main(int argc, char** argv) {
   try {
     return lakerun::examples::Run(argc, argv);
   } catch (const lakerun::Error& e) {
-    std::fprintf(stderr, "fashion_mnist: error: %s\n", e.what());
+    std::fprintf(stderr, "fashion_mnist_ddp: error: %s\n", e.what());
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "fashion_mnist: torch error: %s\n", e.what_without_backtrace());
+    std::fprintf(stderr, "fashion_mnist_ddp: torch error: %s\n", e.what_without_backtrace());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fashion_mnist: error: %s\n", e.what());
+    std::fprintf(stderr, "fashion_mnist_ddp: error: %s\n", e.what());
   }
   return 1;
 }

@@ -1,4 +1,5 @@
-// End-to-end runs of the built fashion_mnist program: one process, two ranks, checkpoints and resume, bad input.
+// End-to-end runs of the built fashion_mnist_ddp program (the hand-written DDP loop): one process, two ranks,
+// checkpoints and resume, bad input.
 // Every child runs in its own process group and is killed if it outlives its deadline.
 #include <signal.h>
 #include <sys/wait.h>
@@ -127,7 +128,7 @@ double Mean(const std::vector<double>& v, size_t begin, size_t end) {
 // The `lakerun` command when the build has it (then the 2-rank test must pass through it); empty otherwise.
 std::string Launcher() { return FASHION_MNIST_LAUNCHER; }
 
-TEST(FashionMnistProgramTest, OneProcessLossFallsAndTestSetIsEvaluated) {
+TEST(FashionMnistDdpProgramTest, OneProcessLossFallsAndTestSetIsEvaluated) {
   testing::TempDir dir;
   const RunResult run = RunProgram({Program(), "--max-steps", "40", "--lr", "0.05", "--log-interval", "10",
                              "--test-limit", "1000", "--metrics-file", dir.Join("metrics.jsonl")},
@@ -148,7 +149,7 @@ TEST(FashionMnistProgramTest, OneProcessLossFallsAndTestSetIsEvaluated) {
 }
 
 // Two ranks over 2,000 training images: 10 steps per epoch, 2 epochs, checkpoints after each epoch by rank 0.
-TEST(FashionMnistProgramTest, TwoRanksAverageGradientsAndRankZeroCheckpoints) {
+TEST(FashionMnistDdpProgramTest, TwoRanksAverageGradientsAndRankZeroCheckpoints) {
   testing::TempDir dir;
   const std::string checkpoints = dir.Join("checkpoints");
   const std::vector<std::string> args = {Program(), "--epochs", "2", "--train-limit", "2000", "--test-limit", "1000",
@@ -240,7 +241,7 @@ TEST(FashionMnistProgramTest, TwoRanksAverageGradientsAndRankZeroCheckpoints) {
   EXPECT_TRUE(LocalFileSystem().Exists(JoinPath(run, "artifacts/model/data/model.safetensors")));
 }
 
-TEST(FashionMnistProgramTest, ResumesFromTheLatestCheckpoint) {
+TEST(FashionMnistDdpProgramTest, ResumesFromTheLatestCheckpoint) {
   testing::TempDir dir;
   const std::string checkpoints = dir.Join("ck");
   const std::vector<std::string> common = {Program(), "--train-limit", "1000", "--test-limit", "500",
@@ -263,7 +264,7 @@ TEST(FashionMnistProgramTest, ResumesFromTheLatestCheckpoint) {
   EXPECT_TRUE(LocalFileSystem().Exists(JoinPath(checkpoints, "checkpoint-epoch-2.pt")));
 }
 
-TEST(FashionMnistProgramTest, BadInputFailsWithAClearMessage) {
+TEST(FashionMnistDdpProgramTest, BadInputFailsWithAClearMessage) {
   testing::TempDir dir;
   const RunResult missing = RunProgram({Program(), "--data-dir", dir.Join("nothing-here")}, dir, "missing", seconds(60));
   EXPECT_EQ(missing.exit_code, 1);

@@ -42,9 +42,9 @@ dist::LrScaling ParseScaling(const std::string& value) {
 }  // namespace
 
 std::string UsageText() {
-  return R"(usage: fashion_mnist [flags]
+  return R"(usage: fashion_mnist_ddp [flags]
 Trains PyTorch's MNIST CNN on Fashion-MNIST on one process, or on every rank of a job started by
-`lakerun launch -n N -- fashion_mnist`, torchrun, Slurm or MPI (gradients averaged with lakerun's DDP).
+`lakerun launch -n N -- fashion_mnist_ddp`, torchrun, Slurm or MPI (gradients averaged with lakerun's DDP).
 
   --epochs N               epochs (3)
   --lr X                   SGD learning rate (0.001)

@@ -1,0 +1,204 @@
+// End-to-end runs of the built fashion_mnist program (the Trainer on the Delta tables): one process and two ranks
+// under `lakerun launch`, each a few batches of one epoch. Asserts exit 0, the table imported on first use, one
+// FINISHED MLflow run with params and metrics, the checkpoints, and the printed test accuracy; then a resume and
+// clear errors. Every child runs in its own process group and is killed if it outlives its deadline.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lakerun/base/file_system.h"
+#include "lakerun_testing/ports.h"
+#include "lakerun_testing/temp_dir.h"
+
+namespace lakerun::examples {
+namespace {
+
+using std::chrono::seconds;
+
+struct Child {
+  pid_t pid = -1;
+  std::string output_path;
+};
+
+// Starts argv with extra environment variables; stdout and stderr go to output_path.
+Child Start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+            const std::string& output_path, const std::string& cwd) {
+  Child child;
+  child.output_path = output_path;
+  child.pid = ::fork();
+  if (child.pid == 0) {
+    ::setpgid(0, 0);
+    FILE* out = std::fopen(output_path.c_str(), "w");
+    if (out == nullptr || ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    ::dup2(fileno(out), 1);
+    ::dup2(fileno(out), 2);
+    for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
+    ::unsetenv("MLFLOW_TRACKING_URI");
+    ::unsetenv("MLFLOW_EXPERIMENT_NAME");
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::setpgid(child.pid, child.pid);
+  return child;
+}
+
+// Waits up to `timeout`; on timeout kills the child's process group and fails the test. Returns the exit status.
+int Wait(const Child& child, seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(child.pid, &status, WNOHANG);
+    if (done == child.pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(-child.pid, SIGKILL);
+      ::waitpid(child.pid, &status, 0);
+      ADD_FAILURE() << "child " << child.pid << " ran past " << timeout.count() << " s and was killed";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(-child.pid, SIGKILL);  // anything the child left in its group
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs in `dir` (so ./mlruns and the default paths land there).
+RunResult RunProgram(const std::vector<std::string>& argv, const testing::TempDir& dir, const std::string& name,
+                     seconds timeout = seconds(150), const std::map<std::string, std::string>& env = {}) {
+  const Child child = Start(argv, env, dir.Join(name + ".out"), dir.path());
+  RunResult result;
+  result.exit_code = Wait(child, timeout);
+  result.output = LocalFileSystem().ReadFile(child.output_path);
+  return result;
+}
+
+std::string Program() { return FASHION_MNIST_PROGRAM; }
+std::string Launcher() { return FASHION_MNIST_LAUNCHER; }
+
+// A short job: 5 training batches, 2 validation batches, 2 test batches of 500 per rank; every step logged.
+std::vector<std::string> ShortJob(const testing::TempDir& dir) {
+  return {Program(), "--epochs", "1", "--limit-train-batches", "5", "--limit-val-batches", "2",
+          "--limit-test-batches", "2", "--eval-batch-size", "500", "--table", dir.Join("fmnist"),
+          "--checkpoint-dir", dir.Join("ck"), "--experiment", "fm-trainer-test", "--progress-every", "1",
+          "--log-every-n-steps", "1"};
+}
+
+// The one run of the one experiment under dir/mlruns; checks it is FINISHED with params, metrics and the model.
+void ExpectOneFinishedRun(const testing::TempDir& dir, const std::string& world_size) {
+  FileSystem& fs = LocalFileSystem();
+  const std::string mlruns = dir.Join("mlruns");
+  std::vector<std::string> experiments;
+  for (const FileInfo& f : fs.List(mlruns)) {
+    if (f.is_directory && f.name != "0" && f.name != ".trash") experiments.push_back(f.name);
+  }
+  ASSERT_EQ(experiments.size(), 1u);
+  const std::string experiment = JoinPath(mlruns, experiments[0]);
+  EXPECT_THAT(fs.ReadFile(JoinPath(experiment, "meta.yaml")), ::testing::HasSubstr("name: fm-trainer-test"));
+  std::vector<std::string> runs;
+  for (const FileInfo& f : fs.List(experiment)) {
+    if (f.is_directory) runs.push_back(f.name);
+  }
+  ASSERT_EQ(runs.size(), 1u) << "only rank 0 may start a run";
+  const std::string run = JoinPath(experiment, runs[0]);
+  EXPECT_THAT(fs.ReadFile(JoinPath(run, "meta.yaml")), ::testing::HasSubstr("status: 3"));  // FINISHED
+  EXPECT_EQ(fs.ReadFile(JoinPath(run, "params/world_size")), world_size);
+  EXPECT_EQ(fs.ReadFile(JoinPath(run, "params/batch_size")), "100");
+  EXPECT_EQ(fs.ReadFile(JoinPath(run, "params/lr")), "0.05");
+  for (const char* metric : {"train_loss", "val_loss", "val_acc", "test_loss", "test_acc"}) {
+    EXPECT_TRUE(fs.Exists(JoinPath(run, std::string("metrics/") + metric))) << metric;
+  }
+  EXPECT_TRUE(fs.Exists(JoinPath(run, "artifacts/checkpoints/last.ckpt")));
+  EXPECT_TRUE(fs.Exists(JoinPath(run, "artifacts/model/MLmodel")));
+  EXPECT_TRUE(fs.Exists(JoinPath(run, "artifacts/model/data/model.safetensors")));
+}
+
+// Checkpoints of a 1-epoch run: the best by val_loss (epoch=00-val_loss=...) and last.ckpt, nothing else.
+void ExpectCheckpoints(const testing::TempDir& dir) {
+  std::vector<std::string> names;
+  for (const FileInfo& f : LocalFileSystem().List(dir.Join("ck"))) names.push_back(f.name);
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(names.size(), 2u) << ::testing::PrintToString(names);
+  EXPECT_THAT(names[0], ::testing::MatchesRegex("epoch=00-val_loss=[0-9]\\.[0-9]{4}\\.ckpt"));
+  EXPECT_EQ(names[1], "last.ckpt");
+}
+
+TEST(FashionMnistTrainerProgramTest, OneProcessImportsTrainsTestsAndTracks) {
+  testing::TempDir dir;
+  const RunResult run = RunProgram(ShortJob(dir), dir, "one");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, ::testing::HasSubstr("Imported Fashion-MNIST (train, test)"));
+  EXPECT_THAT(run.output, ::testing::HasSubstr("1 rank(s)"));
+  EXPECT_THAT(run.output, ::testing::HasSubstr("train 60000 rows, test 10000 (also the validation split)"));
+  // 2 test batches of 500: 1,000 samples.
+  EXPECT_THAT(run.output, ::testing::ContainsRegex("Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/1000 \\("));
+  EXPECT_THAT(run.output, ::testing::HasSubstr("Checkpoints: best " + dir.Join("ck/epoch=00-val_loss=")));
+  EXPECT_THAT(run.output, ::testing::HasSubstr("Tracked: ./mlruns, experiment "));
+  EXPECT_THAT(run.output, ::testing::HasSubstr("\"world_size\":1"));
+  EXPECT_THAT(run.output, ::testing::HasSubstr("\"global_step\":5"));
+  ExpectCheckpoints(dir);
+  ExpectOneFinishedRun(dir, "1");
+
+  // --resume from last.ckpt with --epochs 2: only epoch 2 runs (5 more steps).
+  std::vector<std::string> again = ShortJob(dir);
+  again.insert(again.end(), {"--epochs", "2", "--resume", "--no-tracking"});
+  const RunResult resumed = RunProgram(again, dir, "resumed");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, ::testing::Not(::testing::HasSubstr("Imported")));
+  EXPECT_THAT(resumed.output, ::testing::HasSubstr("\"epochs_completed\":2,\"global_step\":10"));
+}
+
+TEST(FashionMnistTrainerProgramTest, TwoRanksUnderTheLauncher) {
+  testing::TempDir dir;
+  std::vector<std::string> argv;
+  if (const std::string launcher = Launcher(); !launcher.empty()) {
+    argv = {launcher, "launch", "-n", "2", "--"};
+  } else {
+    GTEST_SKIP() << "bin/lakerun with `launch` not built";
+  }
+  const std::vector<std::string> job = ShortJob(dir);
+  argv.insert(argv.end(), job.begin(), job.end());
+  const RunResult run = RunProgram(argv, dir, "launch", seconds(200));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, ::testing::HasSubstr("2 rank(s) (launcher lakerun"));
+  // Rank 0 imported; both ranks started at once and rank 1 waited for it.
+  EXPECT_THAT(run.output, ::testing::HasSubstr("Imported Fashion-MNIST (train, test)"));
+  // 2 test batches of 500 on each of 2 ranks, summed over the ranks.
+  EXPECT_THAT(run.output, ::testing::ContainsRegex("Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/2000 \\("));
+  EXPECT_THAT(run.output, ::testing::HasSubstr("\"world_size\":2"));
+  ExpectCheckpoints(dir);
+  ExpectOneFinishedRun(dir, "2");
+}
+
+TEST(FashionMnistTrainerProgramTest, MissingDataAndBadFlagsFailClearly) {
+  testing::TempDir dir;
+  const RunResult missing = RunProgram({Program(), "--table", dir.Join("t"), "--idx-dir", dir.Join("nothing-here"),
+                                        "--no-tracking"},
+                                       dir, "missing", seconds(60));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.output, ::testing::HasSubstr(dir.Join("nothing-here/train-images-idx3-ubyte.gz")));
+  EXPECT_THAT(missing.output, ::testing::HasSubstr("apt-get install dataset-fashion-mnist"));
+
+  const RunResult flag = RunProgram({Program(), "--batch-size", "-3"}, dir, "flag", seconds(60));
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_THAT(flag.output, ::testing::HasSubstr("flag --batch-size: expected at least 1, got -3"));
+}
+
+}  // namespace
+}  // namespace lakerun::examples
