@@ -257,14 +257,14 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   // Ranks.
   im.ddp.reset();  // a previous Fit's hooks go before new ones are registered
   int world_size = 1;
+  dist::Context* dist_context = nullptr;
   if (options_.distributed) {
     dist::Context& ctx = dist::Init();
+    dist_context = &ctx;
     world_size = ctx.world_size();
     if (ctx.world_size() > 1) {
       im.sync = NewDistRankSync(ctx);
       im.metric_sync = NewDistMetricSync(ctx);
-      std::shared_ptr<torch::nn::Module> alias(&module, [](torch::nn::Module*) {});
-      im.ddp = std::make_unique<dist::DistributedDataParallel>(ctx, alias);
     }
   }
   im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
@@ -327,6 +327,12 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       }
     }
     for (auto& c : im.schedulers) c.scheduler->ScaleLearningRates(factor);
+  }
+  // DDP wraps the module only now: restoring a checkpoint re-seats the parameters' storage (Module::load uses
+  // Tensor::set_), and DDP's gradient hooks must see the parameters the optimizer will step.
+  if (world_size > 1) {
+    std::shared_ptr<torch::nn::Module> alias(&module, [](torch::nn::Module*) {});
+    im.ddp = std::make_unique<dist::DistributedDataParallel>(*dist_context, alias);
   }
   const bool rank0 = state_.Sync().rank() == 0;
   if (rank0 && options_.run != nullptr && options_.fast_dev_run == 0) {

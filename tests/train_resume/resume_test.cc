@@ -230,16 +230,11 @@ class TrainResumeTest : public ::testing::Test {
 
 TEST_F(TrainResumeTest, SigkilledSingleProcessResumesBitwise) { KillAndResume(1, -1); }
 
-// Disabled: they fail. After the Trainer restores a checkpoint at world size 2, gradients are no longer averaged
-// across ranks: the batches, the loss of the first resumed step and the weights before it match the uninterrupted
-// run, the weights after it differ, and differ between the ranks (with Adam or SGD, with or without dropout).
-// Cause: Fit wraps the module in dist::DistributedDataParallel before it loads the checkpoint's weights with
-// torch::nn::Module::load, which re-seats each parameter's storage (Tensor::set_); after that, DDP's gradient hooks
-// no longer average (a 2-rank Linear(4, 1) shows it: local gradients 2 and 4 stay 2 and 4 after a load(), become
-// 3 and 3 when the values are copy_()'d instead). Run them with --gtest_also_run_disabled_tests.
-TEST_F(TrainResumeTest, DISABLED_SigkilledLauncherOfTwoRanksResumesBitwise) { KillAndResume(2, -1); }
+// At 2 ranks the resumed run must still average gradients: the Trainer wraps the module in DDP only after it has
+// restored the checkpoint (torch::nn::Module::load re-seats each parameter's storage, which DDP's hooks must see).
+TEST_F(TrainResumeTest, SigkilledLauncherOfTwoRanksResumesBitwise) { KillAndResume(2, -1); }
 
-TEST_F(TrainResumeTest, DISABLED_SigkilledRankOfTwoResumesBitwise) { KillAndResume(2, 1); }
+TEST_F(TrainResumeTest, SigkilledRankOfTwoResumesBitwise) { KillAndResume(2, 1); }
 
 TEST_F(TrainResumeTest, CrashWritingLastCkptLeavesThePreviousOneToResumeFrom) {
   RunToEnd(1, "straight", "straight_ckpt");
