@@ -166,7 +166,8 @@ void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
                        plan_->from().world_size, plan_->from().samples_yielded};
   const auto batch = static_cast<uint64_t>(options_.batch_size);
   next_submit_ = skip;
-  next_batch_ = (skip + batch - 1) / batch;
+  // Batch indices continue the epoch: a resumed plan starts after the samples each rank had already yielded.
+  next_batch_ = (plan_->from().samples_yielded + skip + batch - 1) / batch;
   sample_end_ = options_.drop_last ? skip + (plan_->size() - skip) / batch * batch : plan_->size();
 }
 

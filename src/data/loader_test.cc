@@ -161,6 +161,10 @@ TEST(LoaderTest, ResumeMidEpochYieldsExactlyTheRest) {
         resumed.load_state_dict(saved);
         const auto rest = Drain(resumed);
         ASSERT_EQ(rest, std::vector<std::vector<int64_t>>(all.begin() + cut, all.end())) << "cut " << cut;
+        // Batch indices continue where the interrupted epoch stopped.
+        Loader again(source, o);
+        again.load_state_dict(saved);
+        if (auto next = again.Next()) EXPECT_EQ(next->index, cut) << "cut " << cut;
       }
     }
   }
