@@ -47,7 +47,8 @@ void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::m
   try {
     store.set(ArrivedKey(rank), std::vector<uint8_t>{'1'});
     int64_t arrived = store.add(kArrivedCount, 1);
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto start = std::chrono::steady_clock::now();
+    auto deadline = start + timeout;
     auto pause = std::chrono::milliseconds(1);
     while (arrived < world_size) {
       if (store.check({kVerdict})) {
@@ -58,7 +59,12 @@ void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::m
       }
       if (std::chrono::steady_clock::now() >= deadline) break;
       std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+      // Every rank past the last one's arrival sleeps out its current pause before building the process group,
+      // and the group needs them all: poll briskly while ranks are still starting (a libtorch rank takes ~0.5-2 s
+      // to load on a busy host), then back off. A poll is one small request to the store.
+      const auto cap = std::chrono::steady_clock::now() - start < std::chrono::seconds(10) ? std::chrono::milliseconds(4)
+                                                                                            : std::chrono::milliseconds(50);
+      pause = std::min(pause * 2, cap);
       arrived = store.add(kArrivedCount, 0);
     }
     if (arrived >= world_size) return;
