@@ -1,9 +1,6 @@
 // End-to-end runs of the built fashion_mnist_ddp program (the hand-written DDP loop): one process, two ranks,
 // checkpoints and resume, bad input.
 // Every child runs in its own process group and is killed if it outlives its deadline.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <torch/optim/sgd.h>
 
@@ -15,13 +12,12 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "checkpoint.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun_testing/matchers.h"
-#include "lakerun_testing/ports.h"
+#include "lakerun_testing/child_process.h"
 #include "lakerun_testing/temp_dir.h"
 #include "model.h"
 
@@ -30,65 +26,11 @@ namespace {
 
 using std::chrono::seconds;
 
-struct Child {
-  pid_t pid = -1;
-  std::string output_path;
-};
-
-// Starts argv with extra environment variables; stdout and stderr go to output_path.
-Child Start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-            const std::string& output_path) {
-  Child child;
-  child.output_path = output_path;
-  child.pid = ::fork();
-  if (child.pid == 0) {
-    ::setpgid(0, 0);
-    FILE* out = std::fopen(output_path.c_str(), "w");
-    if (out == nullptr) ::_exit(126);
-    ::dup2(fileno(out), 1);
-    ::dup2(fileno(out), 2);
-    for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(child.pid, child.pid);
-  return child;
-}
-
-// Waits up to `timeout`; on timeout kills the child's process group and fails the test. Returns the exit status.
-int Wait(const Child& child, seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (true) {
-    const pid_t done = ::waitpid(child.pid, &status, WNOHANG);
-    if (done == child.pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(-child.pid, SIGKILL);
-      ::waitpid(child.pid, &status, 0);
-      ADD_FAILURE() << "child " << child.pid << " ran past " << timeout.count() << " s and was killed";
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-child.pid, SIGKILL);  // anything the child left in its group
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
+using RunResult = testing::ProgramRun;
 
 RunResult RunProgram(const std::vector<std::string>& argv, const testing::TempDir& dir, const std::string& name,
-              seconds timeout = seconds(120), const std::map<std::string, std::string>& env = {}) {
-  const Child child = Start(argv, env, dir.Join(name + ".out"));
-  RunResult result;
-  result.exit_code = Wait(child, timeout);
-  result.output = LocalFileSystem().ReadFile(child.output_path);
-  return result;
+                     seconds timeout = seconds(120)) {
+  return testing::RunProgram(argv, dir.Join(name + ".out"), timeout);
 }
 
 // Paths come from the build (CMake passes them), so the test does not depend on ctest's environment.
@@ -166,22 +108,9 @@ TEST(FashionMnistDdpProgramTest, TwoRanksAverageGradientsAndRankZeroCheckpoints)
   } else {
     // No launcher built: start the two ranks with torchrun's environment; rank 0 hosts the store.
     std::cerr << "[ note ] bin/lakerun with `launch` not built; starting the two ranks directly\n";
-    const std::string port = std::to_string(testing::FreeLoopbackPort());
-    std::vector<Child> ranks;
-    for (int rank = 0; rank < 2; ++rank) {
-      ranks.push_back(Start(args,
-                            {{"RANK", std::to_string(rank)}, {"LOCAL_RANK", std::to_string(rank)},
-                             {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"}, {"GROUP_RANK", "0"},
-                             {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}},
-                            dir.Join("rank" + std::to_string(rank) + ".out")));
-    }
-    for (int rank = 0; rank < 2; ++rank) {
-      const int code = Wait(ranks[rank], seconds(150));
-      const std::string out = LocalFileSystem().ReadFile(ranks[rank].output_path);
-      EXPECT_EQ(code, 0) << "rank " << rank << ":\n" << out;
-      output += out;
-    }
-    ASSERT_FALSE(::testing::Test::HasFailure());
+    const RunResult run = testing::RunRanksDirectly(args, 2, dir.Join("rank"), seconds(150));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    output = run.output;
   }
   // Progress counts global samples: 2 ranks x 100 per step.
   EXPECT_THAT(output, ::testing::HasSubstr("Train Epoch: 1 [1000/2000 (50%)]"));

@@ -2,22 +2,17 @@
 // under `lakerun launch`, each a few batches of one epoch. Asserts exit 0, the table imported on first use, one
 // FINISHED MLflow run with params and metrics, the checkpoints, and the printed test accuracy; then a resume and
 // clear errors. Every child runs in its own process group and is killed if it outlives its deadline.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <map>
 #include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lakerun/base/file_system.h"
-#include "lakerun_testing/ports.h"
+#include "lakerun_testing/child_process.h"
 #include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::examples {
@@ -25,68 +20,15 @@ namespace {
 
 using std::chrono::seconds;
 
-struct Child {
-  pid_t pid = -1;
-  std::string output_path;
-};
+using RunResult = testing::ProgramRun;
 
-// Starts argv with extra environment variables; stdout and stderr go to output_path.
-Child Start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-            const std::string& output_path, const std::string& cwd) {
-  Child child;
-  child.output_path = output_path;
-  child.pid = ::fork();
-  if (child.pid == 0) {
-    ::setpgid(0, 0);
-    FILE* out = std::fopen(output_path.c_str(), "w");
-    if (out == nullptr || ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::dup2(fileno(out), 1);
-    ::dup2(fileno(out), 2);
-    for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
-    ::unsetenv("MLFLOW_TRACKING_URI");
-    ::unsetenv("MLFLOW_EXPERIMENT_NAME");
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(child.pid, child.pid);
-  return child;
-}
-
-// Waits up to `timeout`; on timeout kills the child's process group and fails the test. Returns the exit status.
-int Wait(const Child& child, seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (true) {
-    const pid_t done = ::waitpid(child.pid, &status, WNOHANG);
-    if (done == child.pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(-child.pid, SIGKILL);
-      ::waitpid(child.pid, &status, 0);
-      ADD_FAILURE() << "child " << child.pid << " ran past " << timeout.count() << " s and was killed";
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-child.pid, SIGKILL);  // anything the child left in its group
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-// Runs in `dir` (so ./mlruns and the default paths land there).
+// Runs in `dir` (so ./mlruns and the default paths land there), without the caller's MLflow settings.
 RunResult RunProgram(const std::vector<std::string>& argv, const testing::TempDir& dir, const std::string& name,
-                     seconds timeout = seconds(150), const std::map<std::string, std::string>& env = {}) {
-  const Child child = Start(argv, env, dir.Join(name + ".out"), dir.path());
-  RunResult result;
-  result.exit_code = Wait(child, timeout);
-  result.output = LocalFileSystem().ReadFile(child.output_path);
-  return result;
+                     seconds timeout = seconds(150)) {
+  testing::ChildOptions options;
+  options.cwd = dir.path();
+  options.unset_env = {"MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME"};
+  return testing::RunProgram(argv, dir.Join(name + ".out"), timeout, std::move(options));
 }
 
 std::string Program() { return FASHION_MNIST_PROGRAM; }

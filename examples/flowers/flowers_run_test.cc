@@ -1,23 +1,18 @@
 // End-to-end runs of the built `flowers` program: two ranks under the built `lakerun` launcher (rank 0 builds a
 // small table from Fashion-MNIST, both train, test and rank 0 tracks the run), a second run that reuses the table,
 // and a bad flag. Every child runs in its own process group and is killed if it outlives its deadline.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lakerun/base/file_system.h"
-#include "lakerun_testing/ports.h"
+#include "lakerun_testing/child_process.h"
 #include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::examples {
@@ -27,65 +22,11 @@ using std::chrono::seconds;
 
 constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist";
 
-struct Child {
-  pid_t pid = -1;
-  std::string output_path;
-};
-
-// Starts argv with extra environment variables; stdout and stderr go to output_path.
-Child Start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-            const std::string& output_path) {
-  Child child;
-  child.output_path = output_path;
-  child.pid = ::fork();
-  if (child.pid == 0) {
-    ::setpgid(0, 0);
-    FILE* out = std::fopen(output_path.c_str(), "w");
-    if (out == nullptr) ::_exit(126);
-    ::dup2(fileno(out), 1);
-    ::dup2(fileno(out), 2);
-    for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(child.pid, child.pid);
-  return child;
-}
-
-// Waits up to `timeout`; on timeout kills the child's process group and fails the test. Returns the exit status.
-int Wait(const Child& child, seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (true) {
-    const pid_t done = ::waitpid(child.pid, &status, WNOHANG);
-    if (done == child.pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(-child.pid, SIGKILL);
-      ::waitpid(child.pid, &status, 0);
-      ADD_FAILURE() << "child " << child.pid << " ran past " << timeout.count() << " s and was killed";
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-child.pid, SIGKILL);  // anything the child left in its group
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
+using RunResult = testing::ProgramRun;
 
 RunResult RunProgram(const std::vector<std::string>& argv, const testing::TempDir& dir, const std::string& name,
-                     seconds timeout, const std::map<std::string, std::string>& env = {}) {
-  const Child child = Start(argv, env, dir.Join(name + ".out"));
-  RunResult result;
-  result.exit_code = Wait(child, timeout);
-  result.output = LocalFileSystem().ReadFile(child.output_path);
-  return result;
+                     seconds timeout) {
+  return testing::RunProgram(argv, dir.Join(name + ".out"), timeout);
 }
 
 // Two ranks: under the built launcher, or (without one) with torchrun's environment, rank 0 hosting the store.
@@ -97,22 +38,7 @@ RunResult RunTwoRanks(const std::vector<std::string>& args, const testing::TempD
     return RunProgram(argv, dir, "launch", timeout);
   }
   std::cerr << "[ note ] bin/lakerun not built; starting the two ranks directly\n";
-  const std::string port = std::to_string(testing::FreeLoopbackPort());
-  std::vector<Child> ranks;
-  for (int rank = 0; rank < 2; ++rank) {
-    ranks.push_back(Start(args,
-                          {{"RANK", std::to_string(rank)}, {"LOCAL_RANK", std::to_string(rank)}, {"WORLD_SIZE", "2"},
-                           {"LOCAL_WORLD_SIZE", "2"}, {"GROUP_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
-                           {"MASTER_PORT", port}},
-                          dir.Join("rank" + std::to_string(rank) + ".out")));
-  }
-  RunResult result{0, ""};
-  for (int rank = 0; rank < 2; ++rank) {
-    const int code = Wait(ranks[rank], timeout);
-    if (code != 0) result.exit_code = code;
-    result.output += LocalFileSystem().ReadFile(ranks[rank].output_path);
-  }
-  return result;
+  return testing::RunRanksDirectly(args, 2, dir.Join("rank"), timeout);
 }
 
 size_t Count(const std::string& text, const std::string& needle) {

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "child_process.h"
+#include "lakerun_testing/child_process.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/writer.h"
@@ -28,6 +28,10 @@ namespace lakerun::train_resume {
 namespace {
 
 namespace pq = lakerun::parquet;
+using testing::Alive;
+using testing::Child;
+using testing::Exit;
+using testing::WaitGone;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -116,7 +120,7 @@ class TrainResumeTest : public ::testing::Test {
                                          "--"};
       argv.insert(argv.begin(), launch.begin(), launch.end());
     }
-    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log")));
+    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log"), testing::ChildOptions{.append_log = true}));
     return *children_.back();
   }
 
