@@ -29,7 +29,6 @@
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun/train/trainer.h"
 #include "lightning_module.h"
-#include "limited_batch_source.h"
 #include "table_data.h"
 #include "table_setup.h"
 #include "trainer_options.h"
@@ -154,6 +153,7 @@ int Run(int argc, char** argv) {
   trainer_options.max_epochs = options.epochs;
   trainer_options.limit_train_batches = options.limit_train_batches;
   trainer_options.limit_val_batches = options.limit_val_batches;
+  trainer_options.limit_test_batches = options.limit_test_batches;
   trainer_options.seed = options.seed;
   trainer_options.run = run.active() ? &run : nullptr;
   trainer_options.log_every_n_steps = options.log_every_n_steps;
@@ -164,8 +164,7 @@ int Run(int argc, char** argv) {
   trainer.Fit(module, train_source, &val_source, options.resume ? "last" : "");
   const double fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  LimitedBatchSource limited_test(test_source, options.limit_test_batches);
-  const train::MetricMap test = trainer.Test(module, limited_test);
+  const train::MetricMap test = trainer.Test(module, test_source);
   const double test_loss = MetricOr(test, "test_loss", NAN);
   const double correct = MetricOr(test, "test_correct", 0);
   const double samples = MetricOr(test, "test_samples", 0);

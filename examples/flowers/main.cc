@@ -32,28 +32,6 @@
 namespace lakerun::examples::flowers {
 namespace {
 
-// Stops a BatchSource after `limit` batches per epoch (-1: never); the Trainer's Test() has no batch limit.
-class LimitedBatchSource final : public train::BatchSource {
- public:
-  LimitedBatchSource(train::BatchSource& inner, int64_t limit) : inner_(inner), limit_(limit) {}
-  void SetEpoch(uint64_t epoch) override {
-    inner_.SetEpoch(epoch);
-    taken_ = 0;
-  }
-  std::optional<train::Batch> Next() override {
-    if (limit_ >= 0 && taken_ >= limit_) return std::nullopt;
-    ++taken_;
-    return inner_.Next();
-  }
-  std::map<std::string, int64_t> state_dict() const override { return inner_.state_dict(); }
-  void load_state_dict(const std::map<std::string, int64_t>& state) override { inner_.load_state_dict(state); }
-
- private:
-  train::BatchSource& inner_;
-  int64_t limit_;
-  int64_t taken_ = 0;
-};
-
 // Rank 0 builds (or rebuilds) the table when needed; every rank then reads its metadata.
 TableInfo PrepareTable(const FlowersOptions& o, dist::Context& ctx) {
   TableBuildOptions build;
@@ -141,8 +119,7 @@ int Run(const FlowersOptions& o) {
   auto train_loader = MakeLoader(o, table, "train", channels, ctx);
   auto val_loader = MakeLoader(o, table, "val", channels, ctx);
   auto test_loader = MakeLoader(o, table, "test", channels, ctx);
-  train::LoaderBatchSource train_source(*train_loader), val_source(*val_loader), test_loader_source(*test_loader);
-  LimitedBatchSource test_source(test_loader_source, o.limit_test_batches);
+  train::LoaderBatchSource train_source(*train_loader), val_source(*val_loader), test_source(*test_loader);
   if (rank0) {
     std::cout << "[flowers] " << table.path << " (" << table.source << "): " << table.classes.size()
               << " classes, " << table.train_rows << " train / " << table.val_rows << " val / " << table.test_rows
@@ -202,6 +179,7 @@ int Run(const FlowersOptions& o) {
                                                         run.active() ? &run : nullptr, &std::cout);
 
   train::TrainerOptions trainer_options;
+  trainer_options.limit_test_batches = o.limit_test_batches;
   trainer_options.max_epochs = o.epochs;
   trainer_options.limit_train_batches = o.limit_train_batches;
   trainer_options.limit_val_batches = o.limit_val_batches;

@@ -23,7 +23,7 @@ enum class StoppingReason : int { kNotStopped = 0, kStoppingThreshold = 1, kDive
                                   kPatienceExhausted = 3, kNonFiniteMetric = 4 };
 
 struct EarlyStoppingOptions {
-  std::string monitor;
+  std::string monitor{};
   double min_delta = 0.0;
   int64_t patience = 3;
   bool verbose = false;
@@ -32,10 +32,10 @@ struct EarlyStoppingOptions {
   /// A monitor missing from the metrics is an error (listing the available keys); false: the check is skipped.
   bool strict = true;
   bool check_finite = true;
-  std::optional<double> stopping_threshold;
-  std::optional<double> divergence_threshold;
+  std::optional<double> stopping_threshold{};
+  std::optional<double> divergence_threshold{};
   /// nullopt: decided in Setup() (true when validation runs every epoch, at the end of the train epoch).
-  std::optional<bool> check_on_train_epoch_end;
+  std::optional<bool> check_on_train_epoch_end{};
 };
 
 class EarlyStopping : public Callback {

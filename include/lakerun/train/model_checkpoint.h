@@ -29,11 +29,11 @@ namespace lakerun::train {
 
 struct ModelCheckpointOptions {
   /// Empty: <default_root_dir>/checkpoints, resolved in Setup().
-  std::string dirpath;
+  std::string dirpath{};
   /// Empty: "{epoch}-{step}".
-  std::string filename;
+  std::string filename{};
   /// Empty: no monitor (keep the latest).
-  std::string monitor;
+  std::string monitor{};
   bool verbose = false;
   /// Also write last.ckpt after every save.
   bool save_last = false;
@@ -42,10 +42,10 @@ struct ModelCheckpointOptions {
   /// "min" or "max".
   std::string mode = "min";
   bool auto_insert_metric_name = true;
-  std::optional<int64_t> every_n_train_steps;
-  std::optional<int64_t> every_n_epochs;
+  std::optional<int64_t> every_n_train_steps{};
+  std::optional<int64_t> every_n_epochs{};
   /// nullopt: decided from the validation schedule (see trainer.md §2.2).
-  std::optional<bool> save_on_train_epoch_end;
+  std::optional<bool> save_on_train_epoch_end{};
   bool enable_version_counter = true;
   /// Also log every checkpoint written as an artifact of the Trainer's run, under "checkpoints/" (rank 0; needs
   /// TrainerOptions::run).
