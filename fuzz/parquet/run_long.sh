@@ -44,6 +44,7 @@ total_crashes=0
 for t in "${TARGETS[@]}"; do
   work="$OUT/corpus/$t"; crashes="$OUT/crashes/$t"; log="$OUT/logs/$t.log"
   mkdir -p "$work" "$crashes" "$(dirname "$log")"
+  started="$OUT/.started-$t"; touch "$started"  # crash files of earlier runs do not count again
   set +e
   # -fork would survive crashes, but one process gives exact exec counts; timeout bounds a wedged run.
   timeout --kill-after=30 $((SECS + 120)) "$BUILD/fuzz/parquet/fuzz_parquet_$t" \
@@ -54,7 +55,7 @@ for t in "${TARGETS[@]}"; do
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  n_crash=$(find "$crashes" -type f | wc -l)
+  n_crash=$(find "$crashes" -type f -newer "$started" | wc -l)
   if [[ $rc -ne 0 && $n_crash -eq 0 ]]; then n_crash="rc=$rc"; fi
   printf '%-28s %12s %10s %8s %8s\n' "$t" "${execs:-?}" "${rate:-?}" "$(ls "$work" | wc -l)" "$n_crash"
   if [[ "$n_crash" != 0 ]]; then
