@@ -97,7 +97,7 @@ std::string Trainer::Impl::ResolveCkptPath(const Trainer& t, const std::string& 
       }
     }
     if (resolved.empty()) {
-      LAKERUN_LOG(Warning) << "Fit(ckpt_path=\"last\"): no last*.ckpt in any ModelCheckpoint directory; starting fresh";
+      LAKERUN_LOG(Warning) << "ckpt_path=\"last\": no last*.ckpt in any ModelCheckpoint directory";
     }
   } else if (ckpt_path == "best") {
     for (const auto& cb : t.callbacks_) {
@@ -106,9 +106,29 @@ std::string Trainer::Impl::ResolveCkptPath(const Trainer& t, const std::string& 
       }
     }
     LAKERUN_CHECK_AS(ConfigError, resolved != "best" && !resolved.empty(),
-                     "Fit(ckpt_path=\"best\"): no ModelCheckpoint callback with a best model to resume from");
+                     "ckpt_path=\"best\": no ModelCheckpoint callback has a best model");
   }
   return resolved;
+}
+
+void Trainer::Impl::LoadWeightsFor(Trainer& t, Module& module, const std::string& ckpt_path,
+                                   const char* caller) const {
+  if (ckpt_path.empty()) return;
+  const std::string resolved = ResolveCkptPath(t, ckpt_path);
+  LAKERUN_CHECK_AS(ConfigError, !resolved.empty(), caller, "(ckpt_path=\"", ckpt_path,
+                   "\"): no such checkpoint in any ModelCheckpoint directory");
+  LAKERUN_CHECK_AS(ConfigError, t.state_.Fs().Exists(resolved), caller, "(ckpt_path=\"", ckpt_path, "\"): ",
+                   resolved, " does not exist");
+  std::istringstream in(t.state_.Fs().ReadFile(resolved));
+  torch::serialize::InputArchive ar;
+  try {
+    ar.load_from(in);
+  } catch (const c10::Error& e) {
+    LAKERUN_THROW(CorruptDataError, "checkpoint ", resolved, " cannot be read: ", e.what_without_backtrace());
+  }
+  torch::serialize::InputArchive weights;
+  ar.read("state_dict", weights);
+  module.load(weights);
 }
 
 void Trainer::Impl::LoadCheckpoint(Trainer& t, const std::string& resolved, int64_t max_epochs) {

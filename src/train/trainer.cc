@@ -154,8 +154,9 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   state_.Sync().Barrier();
 }
 
-MetricMap Trainer::Validate(Module& module, BatchSource& val) {
+MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string& ckpt_path) {
   Impl& im = *impl_;
+  im.LoadWeightsFor(*this, module, ckpt_path, "Validate");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   im.module = &module;
   state_.fn = TrainerFn::kValidating;
@@ -183,8 +184,9 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val) {
   return out;
 }
 
-MetricMap Trainer::Test(Module& module, BatchSource& test) {
+MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ckpt_path) {
   Impl& im = *impl_;
+  im.LoadWeightsFor(*this, module, ckpt_path, "Test");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   state_.fn = TrainerFn::kTesting;
   module.eval();

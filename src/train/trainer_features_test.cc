@@ -259,6 +259,37 @@ TEST(TrainerDataModuleTest, FitValidateAndTestThroughADataModule) {
   EXPECT_THROW_WITH(t.Test(net, dm), ConfigError, "no test source");
 }
 
+TEST(TrainerEvaluationTest, CkptPathLoadsTheCheckpointsWeightsBeforeThePass) {
+  Data data;
+  Net net;
+  TrainerOptions o = Quiet();
+  o.max_epochs = 1;
+  testing::TempDir dir;
+  Trainer trainer(o);
+  auto train = data.Train();
+  trainer.Fit(net, train);
+  const std::string path = dir.Join("a.ckpt");
+  trainer.SaveCheckpoint(path);
+  const at::Tensor saved = net.fc->weight.clone();
+  {
+    torch::NoGradGuard no_grad;
+    net.fc->weight.zero_();
+  }
+  auto val = data.Val();
+  trainer.Test(net, val);  // no checkpoint: the weights stay as they are
+  EXPECT_TRUE(net.fc->weight.eq(0).all().item<bool>());
+  trainer.Test(net, val, path);
+  EXPECT_TRUE(torch::equal(net.fc->weight, saved));
+  {
+    torch::NoGradGuard no_grad;
+    net.fc->weight.zero_();
+  }
+  trainer.Validate(net, val, path);
+  EXPECT_TRUE(torch::equal(net.fc->weight, saved));
+  EXPECT_THROW_WITH(trainer.Validate(net, val, dir.Join("missing.ckpt")), ConfigError, "Validate", "missing.ckpt");
+  EXPECT_THROW_WITH(trainer.Test(net, val, "best"), ConfigError, "best", "no ModelCheckpoint");
+}
+
 TEST(TrainerProgressTest, TheBarRewritesOneLinePerEpoch) {
   Data data;
   Net net;

@@ -35,6 +35,8 @@ class Trainer::Impl {
   void LoadCheckpoint(Trainer& t, const std::string& path, int64_t max_epochs);
   /// "last" / "best" / a path / "" -> the file to resume from ("" for none).
   std::string ResolveCkptPath(const Trainer& t, const std::string& ckpt_path) const;
+  /// Loads only the weights of the checkpoint `ckpt_path` names (for Validate/Test); "" does nothing.
+  void LoadWeightsFor(Trainer& t, Module& module, const std::string& ckpt_path, const char* caller) const;
 };
 
 }  // namespace lakerun::train

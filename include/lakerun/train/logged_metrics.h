@@ -29,8 +29,8 @@ enum class LogHook { kTrainingStep, kValidationStep, kTestStep, kEpochEnd };
 
 struct LogOptions {
   /// nullopt: the hook's default (training_step: step only; validation/test steps and epoch ends: epoch only).
-  std::optional<bool> on_step;
-  std::optional<bool> on_epoch;
+  std::optional<bool> on_step{};
+  std::optional<bool> on_epoch{};
   bool prog_bar = false;
   /// Send to loggers (false: only callback metrics and the progress bar see it).
   bool logger = true;
@@ -38,7 +38,7 @@ struct LogOptions {
   bool sync_dist = false;
   ReduceFx reduce_fx = ReduceFx::kMean;
   /// nullopt: the batch size the Trainer inferred.
-  std::optional<int64_t> batch_size;
+  std::optional<int64_t> batch_size{};
 };
 
 /// How metric values are reduced across ranks.

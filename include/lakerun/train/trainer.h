@@ -155,7 +155,7 @@ struct ValCheckInterval {
 
 struct TrainerOptions {
   /// -1: unlimited. With neither max_epochs nor max_steps set, 1000 epochs (Lightning's default).
-  std::optional<int64_t> max_epochs;
+  std::optional<int64_t> max_epochs{};
   int64_t max_steps = -1;
   int64_t min_epochs = 0;
   /// Batches per epoch (-1: all).
@@ -170,7 +170,7 @@ struct TrainerOptions {
   /// "norm" or "value".
   std::string gradient_clip_algorithm = "norm";
   /// Seeds torch at the start of Fit when set.
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed{};
   /// use_deterministic_algorithms(true).
   bool deterministic = false;
   std::string default_root_dir = ".";
@@ -197,7 +197,7 @@ struct TrainerOptions {
   /// Optimizer steps before should_stop may end the fit (-1: none).
   int64_t min_steps = -1;
   /// Wall-clock budget of the fit; once spent, should_stop is set at the next batch end (rank 0 decides).
-  std::optional<std::chrono::milliseconds> max_time;
+  std::optional<std::chrono::milliseconds> max_time{};
   /// Batches per Test() pass (-1: all).
   int64_t limit_test_batches = -1;
   /// Scales every learning rate (optimizers' groups and schedulers' base lrs) by dist::ScaleLearningRate for the
@@ -211,7 +211,7 @@ struct TrainerOptions {
   std::string progress_style = "auto";
   /// Logs the final model to `run` at the end of a fit (rank 0, lakerun::track::LogModel under this artifact path;
   /// "": not logged). Needs `tracker`.
-  std::string log_model_artifact_path;
+  std::string log_model_artifact_path{};
   /// The tracker owning `run` (not owned); needed to log the model.
   track::Tracker* tracker = nullptr;
 };
@@ -240,9 +240,11 @@ class Trainer {
 
   /// Fits; `ckpt_path` = "" (fresh), a path, "last" (newest last*.ckpt of the checkpoint callbacks) or "best".
   void Fit(Module& module, BatchSource& train, BatchSource* val = nullptr, const std::string& ckpt_path = "");
-  /// One validation / test pass; returns the epoch metrics.
-  MetricMap Validate(Module& module, BatchSource& val);
-  MetricMap Test(Module& module, BatchSource& test);
+  /// One validation / test pass; returns the epoch metrics. With `ckpt_path` (a path, "last" or "best", as for Fit)
+  /// the module's weights are first loaded from that checkpoint, as Lightning's validate/test(ckpt_path=...) do;
+  /// a checkpoint that cannot be found is a ConfigError.
+  MetricMap Validate(Module& module, BatchSource& val, const std::string& ckpt_path = "");
+  MetricMap Test(Module& module, BatchSource& test, const std::string& ckpt_path = "");
   /// The same through a DataModule (PrepareData, Setup(stage), its sources, Teardown(stage)). Throws ConfigError
   /// when the DataModule has no source for the stage.
   void Fit(Module& module, DataModule& datamodule, const std::string& ckpt_path = "");
