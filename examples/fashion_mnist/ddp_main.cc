@@ -23,6 +23,7 @@
 #include "lakerun/dist/lr_scaling.h"
 #include "options.h"
 #include "train_loop.h"
+#include "program_main.h"
 
 namespace lakerun::examples {
 namespace {
@@ -133,14 +134,5 @@ int Run(int argc, char** argv) {
 }  // namespace lakerun::examples
 
 int main(int argc, char** argv) {
-  try {
-    return lakerun::examples::Run(argc, argv);
-  } catch (const lakerun::Error& e) {
-    std::fprintf(stderr, "fashion_mnist_ddp: error: %s\n", e.what());
-  } catch (const c10::Error& e) {
-    std::fprintf(stderr, "fashion_mnist_ddp: torch error: %s\n", e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fashion_mnist_ddp: error: %s\n", e.what());
-  }
-  return 1;
+  return lakerun::examples::RunProgramMain("fashion_mnist_ddp", lakerun::examples::Run, argc, argv);
 }

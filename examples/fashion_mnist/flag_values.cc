@@ -29,4 +29,32 @@ double ParseDouble(const std::string& flag, const std::string& value, double min
   return parsed;
 }
 
+void ParseFlags(int argc, const char* const* argv, const std::function<void()>& on_help,
+                const std::map<std::string, std::function<void()>>& switches,
+                const std::map<std::string, FlagSetter>& with_value) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    if (arg == "--help" || arg == "-h") {
+      on_help();
+    } else if (auto sw = switches.find(arg); sw != switches.end() && !has_value) {
+      sw->second();
+    } else if (auto it = with_value.find(arg); it != with_value.end()) {
+      if (!has_value) {
+        LAKERUN_CHECK_AS(ConfigError, i + 1 < argc, "flag ", arg, " needs a value");
+        value = argv[++i];
+      }
+      it->second(arg, value);
+    } else {
+      LAKERUN_THROW(ConfigError, "unknown flag '", argv[i], "' (see --help)");
+    }
+  }
+}
+
 }  // namespace lakerun::examples

@@ -61,8 +61,7 @@ Trains PyTorch's MNIST CNN on Fashion-MNIST on one process, or on every rank of 
 
 ExampleOptions ParseOptions(int argc, const char* const* argv) {
   ExampleOptions o;
-  using Setter = std::function<void(const std::string& flag, const std::string& value)>;
-  const std::map<std::string, Setter> with_value = {
+  const std::map<std::string, FlagSetter> with_value = {
       {"--epochs", [&](auto& f, auto& v) { o.epochs = static_cast<int>(ParseInt(f, v, 1)); }},
       {"--lr", [&](auto& f, auto& v) { o.lr = ParseDouble(f, v, 0, true); }},
       {"--momentum", [&](auto& f, auto& v) { o.momentum = ParseDouble(f, v, 0, false); }},
@@ -89,37 +88,14 @@ ExampleOptions ParseOptions(int argc, const char* const* argv) {
       {"--experiment", [&](auto&, auto& v) { o.experiment = v; }},
       {"--run-name", [&](auto&, auto& v) { o.run_name = v; }},
   };
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-    } else if (arg == "--resume" && !has_value) {
-      o.resume = true;
-    } else if (arg == "--no-dropout" && !has_value) {
-      o.dropout = false;
-    } else if (arg == "--no-tracking" && !has_value) {
-      o.tracking = false;
-    } else if (arg == "--no-log-model" && !has_value) {
-      o.log_model = false;
-    } else if (arg == "--scale-lr" && !has_value) {
-      o.scale_lr = dist::LrScaling::kLinear;  // the bare flag; the value form goes through with_value
-    } else if (auto it = with_value.find(arg); it != with_value.end()) {
-      if (!has_value) {
-        LAKERUN_CHECK_AS(ConfigError, i + 1 < argc, "flag ", arg, " needs a value");
-        value = argv[++i];
-      }
-      it->second(arg, value);
-    } else {
-      LAKERUN_THROW(ConfigError, "unknown flag '", argv[i], "' (see --help)");
-    }
-  }
+  ParseFlags(argc, argv, [&] { o.help = true; },
+             {{"--resume", [&] { o.resume = true; }},
+              {"--no-dropout", [&] { o.dropout = false; }},
+              {"--no-tracking", [&] { o.tracking = false; }},
+              {"--no-log-model", [&] { o.log_model = false; }},
+              // the bare flag; the value form goes through with_value
+              {"--scale-lr", [&] { o.scale_lr = dist::LrScaling::kLinear; }}},
+             with_value);
   LAKERUN_CHECK_AS(ConfigError, !o.resume || !o.checkpoint_dir.empty(), "flag --resume needs --checkpoint-dir");
   LAKERUN_CHECK_AS(ConfigError, o.target_accuracy <= 1.0, "flag --target-accuracy: expected at most 1, got ",
                    o.target_accuracy);

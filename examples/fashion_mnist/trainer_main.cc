@@ -32,6 +32,7 @@
 #include "table_data.h"
 #include "table_setup.h"
 #include "trainer_options.h"
+#include "program_main.h"
 
 namespace lakerun::examples {
 namespace {
@@ -209,14 +210,5 @@ int Run(int argc, char** argv) {
 }  // namespace lakerun::examples
 
 int main(int argc, char** argv) {
-  try {
-    return lakerun::examples::Run(argc, argv);
-  } catch (const lakerun::Error& e) {
-    std::fprintf(stderr, "fashion_mnist: error: %s\n", e.what());
-  } catch (const c10::Error& e) {
-    std::fprintf(stderr, "fashion_mnist: torch error: %s\n", e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fashion_mnist: error: %s\n", e.what());
-  }
-  return 1;
+  return lakerun::examples::RunProgramMain("fashion_mnist", lakerun::examples::Run, argc, argv);
 }
