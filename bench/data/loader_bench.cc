@@ -21,6 +21,7 @@
 
 #include "lakerun/base/file_system.h"
 #include "lakerun/base/thread_pool.h"
+#include "lakerun/data/image_encode.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/data/table_source.h"
 #include "lakerun/format/parquet/file_reader.h"
@@ -146,29 +147,7 @@ int64_t PeakRssKb() {
 void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 std::string EncodeJpeg(const uint8_t* rgb, int h, int w) {
-  jpeg_compress_struct cinfo;
-  jpeg_error_mgr err;
-  cinfo.err = jpeg_std_error(&err);
-  jpeg_create_compress(&cinfo);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = w;
-  cinfo.image_height = h;
-  cinfo.input_components = 3;
-  cinfo.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, 90, TRUE);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(rgb + static_cast<size_t>(cinfo.next_scanline) * w * 3);
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  std::string out(reinterpret_cast<char*>(buffer), size);
-  jpeg_destroy_compress(&cinfo);
-  free(buffer);
-  return out;
+  return lakerun::data::EncodeJpeg(rgb, h, w, /*channels=*/3, /*quality=*/90);
 }
 
 // Raw libjpeg-turbo: decode every image to RGB at full size, one thread. Images per second.

@@ -1,33 +1,13 @@
 #include "jpeg_encode.h"
 
-#include <jpeglib.h>
-
 #include <algorithm>
 #include <cmath>
-#include <csetjmp>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 
 #include "lakerun/base/error.h"
+#include "lakerun/data/image_encode.h"
 
 namespace lakerun::examples::flowers {
-namespace {
-
-// libjpeg reports errors through a callback that must not return; it jumps back to EncodeGreyJpeg instead.
-struct ErrorManager {
-  jpeg_error_mgr base;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void OnError(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
-
-}  // namespace
 
 std::vector<uint8_t> ResizeGrey(const uint8_t* pixels, int height, int width, int size) {
   LAKERUN_CHECK_AS(InvalidArgument, height > 0 && width > 0 && size > 0, "ResizeGrey: bad sizes ", height, "x",
@@ -54,39 +34,7 @@ std::vector<uint8_t> ResizeGrey(const uint8_t* pixels, int height, int width, in
 }
 
 std::string EncodeGreyJpeg(const uint8_t* pixels, int height, int width, int quality) {
-  LAKERUN_CHECK_AS(InvalidArgument, height > 0 && width > 0, "EncodeGreyJpeg: bad size ", height, "x", width);
-  LAKERUN_CHECK_AS(InvalidArgument, quality >= 1 && quality <= 100, "EncodeGreyJpeg: quality must be in [1, 100], got ",
-                   quality);
-  jpeg_compress_struct cinfo;
-  ErrorManager err;
-  cinfo.err = jpeg_std_error(&err.base);
-  err.base.error_exit = OnError;
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;  // NOLINT(runtime/int): libjpeg's type
-  if (setjmp(err.jump) != 0) {
-    jpeg_destroy_compress(&cinfo);
-    std::free(buffer);
-    LAKERUN_THROW(CorruptDataError, "EncodeGreyJpeg: libjpeg failed on a ", height, "x", width, " image: ",
-                  err.message);
-  }
-  jpeg_create_compress(&cinfo);
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = static_cast<JDIMENSION>(width);
-  cinfo.image_height = static_cast<JDIMENSION>(height);
-  cinfo.input_components = 1;
-  cinfo.in_color_space = JCS_GRAYSCALE;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, quality, TRUE);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<JSAMPROW>(pixels + static_cast<size_t>(cinfo.next_scanline) * width);
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  jpeg_destroy_compress(&cinfo);
-  std::string out(reinterpret_cast<const char*>(buffer), size);
-  std::free(buffer);
-  return out;
+  return data::EncodeJpeg(pixels, height, width, /*channels=*/1, quality);
 }
 
 }  // namespace lakerun::examples::flowers

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "lakerun/base/error.h"
+#include "lakerun/data/image_encode.h"
 #include "lakerun_testing/matchers.h"
 
 namespace lakerun::data {
@@ -42,29 +43,7 @@ std::string EncodePng(const std::vector<uint8_t>& px, int h, int w) {
 }
 
 std::string EncodeJpeg(const std::vector<uint8_t>& px, int h, int w) {
-  jpeg_compress_struct cinfo;
-  jpeg_error_mgr err;
-  cinfo.err = jpeg_std_error(&err);
-  jpeg_create_compress(&cinfo);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = w;
-  cinfo.image_height = h;
-  cinfo.input_components = 3;
-  cinfo.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, 95, TRUE);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(&px[static_cast<size_t>(cinfo.next_scanline) * w * 3]);
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  std::string out(reinterpret_cast<char*>(buffer), size);
-  jpeg_destroy_compress(&cinfo);
-  free(buffer);
-  return out;
+  return data::EncodeJpeg(px.data(), h, w, /*channels=*/3, /*quality=*/95);
 }
 
 const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
