@@ -22,23 +22,33 @@ std::vector<int32_t> DecodeLengths(const uint8_t* data, size_t size, int64_t n, 
   return lengths;
 }
 
+// DELTA_LENGTH_BYTE_ARRAY's lengths, checked: none negative, and their sum (*total) fits in the page after them
+// (*pos: where the values start).
+std::vector<int32_t> CheckedLengths(const uint8_t* data, size_t size, int64_t n, const ColumnData& out,
+                                    const DecodeContext& ctx, size_t* pos, uint64_t* total) {
+  if (out.type() != PhysicalType::kByteArray) {
+    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY is not valid for ", ToString(out.type())));
+  }
+  *pos = 0;
+  std::vector<int32_t> lengths = DecodeLengths(data, size, n, ctx, "DELTA_LENGTH_BYTE_ARRAY", pos);
+  *total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (lengths[i] < 0) ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: value ", i, " has negative length ", lengths[i]));
+    *total += static_cast<uint64_t>(lengths[i]);
+  }
+  if (*total > size - *pos) {
+    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: values need ", *total, " bytes, ", size - *pos, " left in the page"));
+  }
+  return lengths;
+}
+
 }  // namespace
 
 size_t DecodeDeltaLengthByteArray(const uint8_t* data, size_t size, int64_t n, ColumnData* out,
                                   const DecodeContext& ctx) {
-  if (out->type() != PhysicalType::kByteArray) {
-    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY is not valid for ", ToString(out->type())));
-  }
   size_t pos = 0;
-  std::vector<int32_t> lengths = DecodeLengths(data, size, n, ctx, "DELTA_LENGTH_BYTE_ARRAY", &pos);
   uint64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (lengths[i] < 0) ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: value ", i, " has negative length ", lengths[i]));
-    total += static_cast<uint64_t>(lengths[i]);
-  }
-  if (total > size - pos) {
-    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: values need ", total, " bytes, ", size - pos, " left in the page"));
-  }
+  const std::vector<int32_t> lengths = CheckedLengths(data, size, n, *out, ctx, &pos, &total);
   auto& offsets = out->mutable_offsets();
   if (offsets.empty()) offsets.push_back(0);
   offsets.reserve(offsets.size() + static_cast<size_t>(n));
@@ -55,19 +65,9 @@ size_t DecodeDeltaLengthByteArray(const uint8_t* data, size_t size, int64_t n, C
 
 size_t DecodeDeltaLengthByteArrayViews(const uint8_t* data, size_t size, int64_t n, ColumnData* out,
                                        const DecodeContext& ctx) {
-  if (out->type() != PhysicalType::kByteArray) {
-    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY is not valid for ", ToString(out->type())));
-  }
   size_t pos = 0;
-  std::vector<int32_t> lengths = DecodeLengths(data, size, n, ctx, "DELTA_LENGTH_BYTE_ARRAY", &pos);
   uint64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (lengths[i] < 0) ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: value ", i, " has negative length ", lengths[i]));
-    total += static_cast<uint64_t>(lengths[i]);
-  }
-  if (total > size - pos) {
-    ctx.Fail(StrCat("DELTA_LENGTH_BYTE_ARRAY: values need ", total, " bytes, ", size - pos, " left in the page"));
-  }
+  const std::vector<int32_t> lengths = CheckedLengths(data, size, n, *out, ctx, &pos, &total);
   Buffer& views = out->mutable_view_buffer();
   const size_t base = views.size();
   views.Resize(base + static_cast<size_t>(n) * sizeof(std::string_view));
