@@ -1,0 +1,201 @@
+// lakerun's Snappy decoder (snappy_decoder.h) against libsnappy: the same output for every block libsnappy writes
+// and for hand-built tag streams (every copy offset and length, near the output's end and far from it), and the
+// same verdict on corrupt blocks.
+#include "format/parquet/snappy_decoder.h"
+
+#include <snappy.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/parquet/codec.h"
+#include "lakerun/base/error.h"
+#include "lakerun_testing/matchers.h"
+
+namespace lakerun::parquet {
+namespace {
+
+// libsnappy's verdict and output for `block`.
+bool LibSnappy(const std::string& block, std::string* out) {
+  size_t n = 0;
+  if (!snappy::GetUncompressedLength(block.data(), block.size(), &n) || n > (64u << 20)) return false;
+  out->assign(n, '\0');
+  return snappy::RawUncompress(block.data(), block.size(), out->data());
+}
+
+// Ours, sized by the block's header (as Decompress sizes it by the page header).
+bool Ours(const std::string& block, std::string* out) {
+  size_t n = 0, header = 0;
+  const auto* in = reinterpret_cast<const uint8_t*>(block.data());
+  if (!SnappyUncompressedLength(in, block.size(), &n, &header) || n > (64u << 20)) return false;
+  // Exactly n bytes, so that a write past the end shows under ASan.
+  std::vector<uint8_t> buf(n);
+  const bool ok = SnappyDecompress(in, block.size(), buf.data(), n);
+  out->assign(buf.begin(), buf.end());
+  return ok;
+}
+
+void ExpectSameAsLibSnappy(const std::string& block, const std::string& what) {
+  std::string want, got;
+  const bool lib_ok = LibSnappy(block, &want);
+  const bool ok = Ours(block, &got);
+  ASSERT_EQ(ok, lib_ok) << what;
+  if (ok) {
+    ASSERT_EQ(got, want) << what;
+  }
+}
+
+std::string Compressed(const std::string& raw) {
+  std::string block;
+  snappy::Compress(raw.data(), raw.size(), &block);
+  return block;
+}
+
+void ExpectRoundTrip(const std::string& raw, const std::string& what) {
+  std::string got;
+  ASSERT_TRUE(Ours(Compressed(raw), &got)) << what;
+  ASSERT_EQ(got, raw) << what;
+}
+
+std::string Varint(size_t v) {
+  std::string s;
+  while (v >= 0x80) {
+    s += static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  s += static_cast<char>(v);
+  return s;
+}
+
+std::string Literal(const std::string& bytes) {
+  std::string s;
+  const size_t n = bytes.size() - 1;
+  if (n < 60) {
+    s += static_cast<char>(n << 2);
+  } else {
+    int extra = n < (1u << 8) ? 1 : n < (1u << 16) ? 2 : n < (1u << 24) ? 3 : 4;
+    s += static_cast<char>((59 + extra) << 2);
+    for (int k = 0; k < extra; ++k) s += static_cast<char>(n >> (8 * k));
+  }
+  return s + bytes;
+}
+
+// A copy tag of the given kind (1: 1-byte offset, 2: 2-byte, 3: 4-byte).
+std::string Copy(int kind, size_t offset, size_t len) {
+  std::string s;
+  if (kind == 1) {
+    s += static_cast<char>(1 | ((len - 4) << 2) | ((offset >> 8) << 5));
+    s += static_cast<char>(offset & 0xff);
+  } else {
+    s += static_cast<char>(kind | ((len - 1) << 2));
+    for (int k = 0; k < (kind == 2 ? 2 : 4); ++k) s += static_cast<char>(offset >> (8 * k));
+  }
+  return s;
+}
+
+std::string RandomBytes(std::mt19937& rng, size_t n) {
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+TEST(SnappyDecoderTest, RoundTripsEveryShapeLibSnappyWrites) {
+  std::mt19937 rng(7);
+  ExpectRoundTrip("", "empty");
+  for (size_t n = 1; n <= 300; ++n) {
+    ExpectRoundTrip(RandomBytes(rng, n), "random " + std::to_string(n));
+    ExpectRoundTrip(std::string(n, '\0'), "zeros " + std::to_string(n));
+    for (size_t period : {2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65}) {
+      std::string p = RandomBytes(rng, period), s;
+      while (s.size() < n) s += p;
+      s.resize(n);
+      ExpectRoundTrip(s, "period " + std::to_string(period) + " length " + std::to_string(n));
+    }
+  }
+  // Blob rows as the scan benchmark's: zeros, 160 random bytes, zeros; and a mix of text and runs, > 64 KiB so
+  // that the compressor's fragments and 2-byte offsets appear.
+  std::string blobs, mixed;
+  for (int r = 0; r < 2000; ++r) {
+    blobs += std::string(4, '\x10') + std::string(312, '\0') + RandomBytes(rng, 160) + std::string(312, '\0');
+    mixed += "category_" + std::to_string(r % 97) + std::string(rng() % 70, 'x') + RandomBytes(rng, rng() % 40);
+  }
+  ExpectRoundTrip(blobs, "blobs");
+  ExpectRoundTrip(mixed, "mixed");
+  ExpectRoundTrip(RandomBytes(rng, 300000), "incompressible");
+}
+
+TEST(SnappyDecoderTest, EveryCopyOffsetAndLengthNearAndFarFromTheEnd) {
+  std::mt19937 rng(11);
+  const std::string prefix = RandomBytes(rng, 100);
+  for (size_t offset = 1; offset <= 100; ++offset) {
+    for (size_t len = 1; len <= 64; ++len) {
+      for (int kind = 1; kind <= 3; ++kind) {
+        if (kind == 1 && (len < 4 || len > 11 || offset > 2047)) continue;
+        const std::string copy = Copy(kind, offset, len);
+        // Near the end: the copy is the block's last tag. Far: 200 literal bytes follow it.
+        const std::string tail = RandomBytes(rng, 200);
+        for (bool far : {false, true}) {
+          const size_t total = prefix.size() + len + (far ? tail.size() : 0);
+          std::string block = Varint(total) + Literal(prefix) + copy + (far ? Literal(tail) : "");
+          ExpectSameAsLibSnappy(block, "offset " + std::to_string(offset) + " length " + std::to_string(len) +
+                                           " kind " + std::to_string(kind) + (far ? " far" : " near"));
+        }
+      }
+    }
+  }
+}
+
+TEST(SnappyDecoderTest, LiteralsOfEveryLengthEncoding) {
+  std::mt19937 rng(3);
+  for (size_t n : {1, 59, 60, 61, 64, 65, 200, 256, 257, 65536, 65537, 1 << 24, (1 << 24) + 3}) {
+    const std::string bytes = RandomBytes(rng, n);
+    ExpectSameAsLibSnappy(Varint(n) + Literal(bytes), "literal " + std::to_string(n));
+    // Followed by enough bytes that the literal takes the fast path.
+    const std::string more = RandomBytes(rng, 300);
+    ExpectSameAsLibSnappy(Varint(n + 300) + Literal(bytes) + Literal(more), "literal then more " + std::to_string(n));
+  }
+}
+
+TEST(SnappyDecoderTest, RejectsWhatLibSnappyRejects) {
+  const std::string ok = Varint(8) + Literal("abcd") + Copy(1, 4, 4);
+  ExpectSameAsLibSnappy(ok, "valid");
+  std::string got;
+  EXPECT_FALSE(Ours(Varint(8) + Literal("abcd") + Copy(2, 0, 4), &got)) << "offset 0";
+  EXPECT_FALSE(Ours(Varint(9) + Literal("abcd") + Copy(2, 5, 5), &got)) << "offset before the start";
+  EXPECT_FALSE(Ours(Varint(9) + Literal("abcd") + Copy(1, 4, 4), &got)) << "short of the declared size";
+  EXPECT_FALSE(Ours(Varint(7) + Literal("abcd") + Copy(1, 4, 4), &got)) << "past the declared size";
+  EXPECT_FALSE(Ours(Varint(8) + Literal("abcd") + Copy(1, 4, 4).substr(0, 1), &got)) << "truncated tag";
+  EXPECT_FALSE(Ours(Varint(4) + Literal("abcd").substr(0, 3), &got)) << "truncated literal";
+  EXPECT_FALSE(Ours("\xff\xff\xff\xff\x7f", &got)) << "length over 32 bits";
+  EXPECT_FALSE(Ours("\x80\x80", &got)) << "unterminated length";
+
+  // Random damage to real blocks: the same verdict (and output) as libsnappy's, and no access outside the buffers.
+  std::mt19937 rng(5);
+  std::string raw;
+  for (int r = 0; r < 300; ++r) raw += std::string(rng() % 90, '\0') + RandomBytes(rng, rng() % 30) + "abcabcabc";
+  const std::string block = Compressed(raw);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bad = block;
+    switch (trial % 3) {
+      case 0: bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255); break;
+      case 1: bad.resize(rng() % bad.size()); break;
+      default:
+        for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<char>(rng());
+    }
+    ExpectSameAsLibSnappy(bad, "trial " + std::to_string(trial));
+  }
+}
+
+TEST(SnappyDecoderTest, DecompressNamesTheFailure) {
+  std::vector<uint8_t> out(9);
+  const std::string bad = Varint(9) + Literal("abcd") + Copy(2, 5, 5);
+  EXPECT_THROW_WITH(Decompress(Codec::kSnappy, bad, out.data(), out.size(), "ctx"), CorruptDataError,
+                    "ctx: SNAPPY decompression failed: corrupt input");
+  const std::string short_header = Varint(8) + Literal("abcd") + Copy(1, 4, 4);
+  EXPECT_THROW_WITH(Decompress(Codec::kSnappy, short_header, out.data(), out.size(), "ctx"), CorruptDataError,
+                    "page header says 9");
+}
+
+}  // namespace
+}  // namespace lakerun::parquet
