@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "lakerun/base/error.h"
+#include "image_resize.h"
 #include "lakerun/data/shuffle.h"
 
 namespace lakerun::data {
@@ -148,96 +149,26 @@ void TransformImage(const DecodedImage& image, const ImageOptions& o, uint64_t r
   }
   const bool flip = o.flip_probability > 0 &&
                     static_cast<double>(Mix64(random ^ kFlipStream) >> 11) * 0x1.0p-53 < o.flip_probability;
-  const int c_count = image.channels;
-  const double sy = static_cast<double>(image.height) / rh, sx = static_cast<double>(image.width) / rw;
-  const bool identity = rh == image.height && rw == image.width;
-  const size_t plane = static_cast<size_t>(out_h) * out_w;
-  // Bilinear interpolation in 8-bit fixed point: value * 65536 = sum of the four pixels times weights that add up
-  // to 256 * 256, all in int (no float per element on the uint8 path).
-  constexpr int kOne = 256;
-  float scale[3] = {1.0f / (255.0f * 65536.0f), 1.0f / (255.0f * 65536.0f), 1.0f / (255.0f * 65536.0f)};
-  float shift[3] = {0.0f, 0.0f, 0.0f};
-  if (o.to_float) {
-    for (int c = 0; c < c_count; ++c) {
-      const float mean = o.mean.empty() ? 0.0f : o.mean[c % o.mean.size()];
-      const float stdv = o.std.empty() ? 1.0f : o.std[c % o.std.size()];
-      scale[c] = 1.0f / (255.0f * stdv * 65536.0f);
-      shift[c] = -mean / stdv;
-    }
+  ResampleWindow window;
+  window.src_h = image.height;
+  window.src_w = image.width;
+  window.channels = image.channels;
+  window.resized_h = rh;
+  window.resized_w = rw;
+  window.top = top;
+  window.left = left;
+  window.flip = flip;
+  window.out_h = out_h;
+  window.out_w = out_w;
+  if (!o.to_float) return ResampleToPlanes(image.pixels.data(), window, nullptr, nullptr, out);
+  float scale[3], shift[3];
+  for (int c = 0; c < image.channels; ++c) {
+    const float mean = o.mean.empty() ? 0.0f : o.mean[c % o.mean.size()];
+    const float stdv = o.std.empty() ? 1.0f : o.std[c % o.std.size()];
+    scale[c] = 1.0f / (255.0f * stdv);
+    shift[c] = -mean / stdv;
   }
-  // Separable bilinear in integer arithmetic, bit-identical to blending the four neighbours at once: a vertical
-  // pass blends the two source rows of an output row over the columns the crop reads (contiguous, vectorised, 16-bit:
-  // 255 * 256 fits), then a horizontal pass blends two of those per output pixel into the CHW planes.
-  // value * 65536 = sum of the four pixels times weights adding up to 256 * 256.
-  thread_local std::vector<int> x0, x1, wx;
-  thread_local std::vector<uint16_t> blended;
-  x0.resize(out_w);
-  x1.resize(out_w);
-  wx.resize(out_w);
-  int lo = image.width, hi = 0;  // source columns the crop reads
-  for (int x = 0; x < out_w; ++x) {
-    const int rx = std::clamp(left + (flip ? out_w - 1 - x : x), 0, rw - 1);
-    int a = rx, b = rx, w = 0;
-    if (!identity) {
-      const double fx = std::max(0.0, (rx + 0.5) * sx - 0.5);
-      a = std::min(static_cast<int>(fx), image.width - 1);
-      b = std::min(a + 1, image.width - 1);
-      w = static_cast<int>(std::lround((fx - a) * kOne));
-    }
-    lo = std::min(lo, a);
-    hi = std::max(hi, b);
-    x0[x] = a;
-    x1[x] = b;
-    wx[x] = w;
-  }
-  const int span = (hi - lo + 1) * c_count;  // blended values per row, from source column lo on
-  for (int x = 0; x < out_w; ++x) {
-    x0[x] = (x0[x] - lo) * c_count;
-    x1[x] = (x1[x] - lo) * c_count;
-  }
-  blended.resize(static_cast<size_t>(span));
-  // Plain pointers: stores through uint8_t* may alias anything, so vector members would be reloaded every pixel.
-  uint16_t* __restrict row = blended.data();
-  const int* __restrict X0 = x0.data();
-  const int* __restrict X1 = x1.data();
-  const int* __restrict WX = wx.data();
-  const uint8_t* px = image.pixels.data();
-  const size_t stride = static_cast<size_t>(image.width) * c_count;
-  for (int y = 0; y < out_h; ++y) {
-    const int ry = std::clamp(top + y, 0, rh - 1);
-    int y0 = ry, y1 = ry, wy = 0;
-    if (!identity) {
-      const double fy = std::max(0.0, (ry + 0.5) * sy - 0.5);
-      y0 = std::min(static_cast<int>(fy), image.height - 1);
-      y1 = std::min(y0 + 1, image.height - 1);
-      wy = static_cast<int>(std::lround((fy - y0) * kOne));
-    }
-    const uint8_t* row0 = px + y0 * stride + static_cast<size_t>(lo) * c_count;
-    const uint8_t* row1 = px + y1 * stride + static_cast<size_t>(lo) * c_count;
-    const uint16_t w0 = static_cast<uint16_t>(kOne - wy), w1 = static_cast<uint16_t>(wy);
-    for (int i = 0; i < span; ++i) row[i] = static_cast<uint16_t>(row0[i] * w0 + row1[i] * w1);
-    // Horizontal pass: every channel of an output pixel at once (its two source pixels are adjacent in memory).
-    const size_t base = static_cast<size_t>(y) * out_w;
-    if (o.to_float) {
-      float* dst = static_cast<float*>(out) + base;
-      for (int x = 0; x < out_w; ++x) {
-        const int a = X0[x], b = X1[x], w = WX[x];
-        for (int c = 0; c < c_count; ++c) {
-          const int v = row[a + c] * (kOne - w) + row[b + c] * w;
-          dst[c * plane + x] = static_cast<float>(v) * scale[c] + shift[c];
-        }
-      }
-    } else {
-      uint8_t* dst = static_cast<uint8_t*>(out) + base;
-      for (int x = 0; x < out_w; ++x) {
-        const int a = X0[x], b = X1[x], w = WX[x];
-        for (int c = 0; c < c_count; ++c) {
-          const int v = row[a + c] * (kOne - w) + row[b + c] * w;
-          dst[c * plane + x] = static_cast<uint8_t>((v + (1 << 15)) >> 16);
-        }
-      }
-    }
-  }
+  ResampleToPlanes(image.pixels.data(), window, scale, shift, out);
 }
 
 }  // namespace lakerun::data
