@@ -110,8 +110,8 @@ void Resample(const uint8_t* src, const ResampleWindow& win, const float* scale,
     const float* h1 = blended(s.y1[y], s.y0[y]);
     const auto wb = static_cast<float>(s.wy[y]), wa = static_cast<float>(kOne - s.wy[y]);
     for (int c = 0; c < C; ++c) {
-      // Float arithmetic on integers below 2^24 is exact: v is the same integer as in int32, and these loops
-      // vectorise well. value * 65536 / 65536 is exact too, so uint8 rounding is floor(v / 65536 + 0.5).
+      // Float arithmetic on integers below 2^24 is exact: v = a * wa + b * wb is the same integer as in int32, and
+      // scaling by powers of two is exact too, so uint8 output (v / 65536 rounded) matches (v + 32768) >> 16.
       const float* __restrict a = h0 + static_cast<size_t>(c) * out_w;
       const float* __restrict b = h1 + static_cast<size_t>(c) * out_w;
       const size_t base = c * plane + static_cast<size_t>(y) * out_w;
@@ -120,10 +120,8 @@ void Resample(const uint8_t* src, const ResampleWindow& win, const float* scale,
         const float m = mul[c], k = add[c];
         for (int x = 0; x < out_w; ++x) d[x] = (a[x] * wa + b[x] * wb) * m + k;
       } else {
-        uint8_t* __restrict d = static_cast<uint8_t*>(out) + base;
-        for (int x = 0; x < out_w; ++x) {
-          d[x] = static_cast<uint8_t>(static_cast<int>((a[x] * wa + b[x] * wb) * (1.0f / 65536.0f) + 0.5f));
-        }
+        MixRowsToBytes(a, b, wa * (1.0f / 65536.0f), wb * (1.0f / 65536.0f), out_w,
+                       static_cast<uint8_t*>(out) + base);
       }
     }
   }

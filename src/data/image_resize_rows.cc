@@ -20,6 +20,12 @@ void BlendRowScalar(const uint8_t* __restrict row, const RowTaps& taps, int begi
   }
 }
 
+void MixRowsScalar(const float* __restrict a, const float* __restrict b, float wa, float wb, int begin, int n,
+                   uint8_t* __restrict out) {
+  // Values are non-negative: truncating value + 0.5 rounds half up, as (v + 32768) >> 16 does on the integers.
+  for (int x = begin; x < n; ++x) out[x] = static_cast<uint8_t>(static_cast<int>(a[x] * wa + b[x] * wb + 0.5f));
+}
+
 #ifdef LAKERUN_RESIZE_SSE41
 // RGB, 8 output columns per step: each column's two source pixels (6 bytes) come in with one 8-byte load, byte
 // shuffles gather every channel's (first, second) pairs as int16, and one multiply-add per 4 columns blends them.
@@ -62,6 +68,25 @@ bool HasSse41() {
 #endif
 
 }  // namespace
+
+void MixRowsToBytes(const float* a, const float* b, float wa, float wb, int n, uint8_t* out) {
+  int x = 0;
+#ifdef LAKERUN_RESIZE_SSE41
+  // SSE2 (every x86-64): 16 bytes per step; the packs saturate, which never triggers for values in [0, 255].
+  const __m128 va = _mm_set1_ps(wa), vb = _mm_set1_ps(wb), half = _mm_set1_ps(0.5f);
+  auto four = [&](int i) {
+    const __m128 v = _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_loadu_ps(a + i), va), _mm_mul_ps(_mm_loadu_ps(b + i), vb)),
+                                half);
+    return _mm_cvttps_epi32(v);
+  };
+  for (; x + 16 <= n; x += 16) {
+    const __m128i lo = _mm_packs_epi32(four(x), four(x + 4));
+    const __m128i hi = _mm_packs_epi32(four(x + 8), four(x + 12));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + x), _mm_packus_epi16(lo, hi));
+  }
+#endif
+  MixRowsScalar(a, b, wa, wb, x, n, out);
+}
 
 void BlendRow(const uint8_t* row, int channels, const RowTaps& taps, float* out, int plane_stride) {
   if (channels == 1) return BlendRowScalar<1>(row, taps, 0, out, plane_stride);
