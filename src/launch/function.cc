@@ -119,6 +119,9 @@ int RunRank(const std::string& name) {
       }
     }
     store->Set(ResultKey(attempt, rank), record);
+    // A set has no reply in c10d's protocol. A request that has one, served after it on the same connection, makes
+    // sure the result is in the store before this process exits and the caller, seeing the exit, looks for it.
+    store->Add(ResultKey(attempt, rank) + "/written", 1);
     if (record[0] == 'R') return 0;
     // Also on stderr, so the launcher's failure report quotes it.
     std::fprintf(stderr, "function '%s' failed on rank %d: %s\n", name.c_str(), rank, record.c_str() + 1);
