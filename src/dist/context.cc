@@ -1,5 +1,7 @@
 #include "dist/context_impl.h"
 
+#include <time.h>
+
 #include <lakerun/base/error.h>
 #include <lakerun/base/logging.h>
 
@@ -35,6 +37,13 @@ const std::string& Context::backend() const { return impl_->backend_name; }
 c10::Device Context::device() const { return impl_->device; }
 std::chrono::milliseconds Context::timeout() const { return impl_->timeout; }
 const std::string& Context::master_endpoint() const { return impl_->endpoint; }
+const InitTimeline& Context::init_timeline() const { return impl_->timeline; }
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
 
 namespace {
 
@@ -84,6 +93,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   impl->backend_name = ResolveBackend(options.backend, env.local_rank);
   bool hosts_store = !env.use_agent_store && env.rank == 0 && !env.master_addr.empty();
   WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint, hosts_store);
+  impl->timeline.peers_arrived_ns = RealtimeNs();
   // The backend's own keys live apart from lakerun's rendezvous keys.
   compat::StorePtr pg_store = compat::MakePrefixStore("lakerun/pg/0", store);
   try {
@@ -104,6 +114,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
     LAKERUN_THROW(DistError, "rank ", env.rank, " of ", env.world_size, ": creating the ", impl->backend_name,
                   " process group through ", impl->endpoint, " failed: ", e.what());
   }
+  impl->timeline.group_ready_ns = RealtimeNs();
   impl->store = std::move(store);
   return std::make_unique<Context>(std::move(impl));
 }

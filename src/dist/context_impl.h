@@ -20,7 +20,11 @@ class Context::Impl {
   std::string endpoint;
   compat::StorePtr store;      // null at world size 1
   compat::BackendPtr backend;  // null at world size 1
+  InitTimeline timeline;
 };
+
+/// CLOCK_REALTIME in nanoseconds (InitTimeline's clock).
+int64_t RealtimeNs();
 
 /// Builds a Context over an existing store: checks every peer arrived, then creates the backend (Gloo, or NCCL
 /// when options.backend asks for it or "auto" finds CUDA). Tests pass a shared HashStore and one thread per rank.

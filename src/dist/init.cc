@@ -1,6 +1,7 @@
 // The process-wide context behind Init(): environment detection, store connection, process group.
 #include <lakerun/base/error.h>
 #include <lakerun/base/logging.h>
+#include <lakerun/launch/fork_start.h>
 
 #include "dist/context_impl.h"
 #include "dist/rank_env.h"
@@ -24,6 +25,12 @@ std::unique_ptr<Context>& GlobalContext() {
 }  // namespace
 
 Context& Init(const InitOptions& options) {
+  InitTimeline timeline;
+  timeline.entered_ns = RealtimeNs();
+  // Under `lakerun launch --start-method fork` this is where the ranks are forked from the template; elsewhere it
+  // returns at once.
+  launch::ForkPoint();
+  timeline.forked_ns = RealtimeNs();
   std::lock_guard<std::mutex> lock(GlobalMutex());
   if (GlobalContext()) return *GlobalContext();
   RankEnv env = DetectRankEnv(ProcessEnvironment());
@@ -31,8 +38,15 @@ Context& Init(const InitOptions& options) {
     LAKERUN_LOG(Info) << env.note;
   }
   compat::StorePtr store;
-  if (env.world_size > 1) store = ConnectStore(env, options.timeout);
+  if (env.world_size > 1) {
+    store = ConnectStore(env, options.timeout);
+    timeline.store_connected_ns = RealtimeNs();
+  }
   GlobalContext() = CreateContext(env, std::move(store), options);
+  InitTimeline& recorded = GlobalContext()->impl().timeline;
+  recorded.entered_ns = timeline.entered_ns;
+  recorded.forked_ns = timeline.forked_ns;
+  recorded.store_connected_ns = timeline.store_connected_ns;
   LAKERUN_LOG(Debug) << "rank " << env.rank << " of " << env.world_size << " (local " << env.local_rank << " of "
                      << env.local_world_size << ", " << LauncherName(env.launcher) << ") joined via "
                      << GlobalContext()->master_endpoint() << ", backend " << GlobalContext()->backend();

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 
+#include "lakerun/launch/fork_start.h"
 #include "lakerun/launch/launcher.h"
 #include "lakerun/launch/store.h"
 
@@ -175,6 +176,7 @@ std::vector<std::string> Run(const RunOptions& options, const std::string& funct
   launch.log_dir = options.log_dir;
   launch.use_gpu = options.use_gpu;
   launch.timeout = options.timeout;
+  launch.start_method = options.start_method;
   launch.store = store.get();
   launch.extra_env[kFunctionEnv] = function;
   launch.extra_env[kMaxPayloadEnv] = std::to_string(options.max_payload_bytes);
@@ -214,6 +216,7 @@ std::vector<std::string> Run(const RunOptions& options, const std::string& funct
 void MaybeRunRank(int argc, char** argv) {
   const char* name = std::getenv(kFunctionEnv);
   if (name == nullptr || *name == '\0') return;
+  ForkPoint();  // RunOptions::start_method == kFork: the ranks are forked here
   const std::string function = name;
   ::unsetenv(kFunctionEnv);  // a function that calls Run() itself starts its own, fresh ranks
   const int code = RunRank(function);

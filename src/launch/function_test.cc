@@ -68,6 +68,20 @@ TEST(FunctionTest, ReturnsEveryRanksResultInRankOrder) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(results[r], std::string("a\0b", 3) + ":" + std::to_string(r) + "/3");
 }
 
+// Fork start: the binary is re-executed once and the ranks are forked from it in MaybeRunRank().
+TEST(FunctionTest, ForkStartReturnsEveryRanksResultAndSurfacesExceptions) {
+  RunOptions options;
+  options.processes = 3;
+  options.start_method = lakerun::launch::StartMethod::kFork;
+  auto results = lakerun::launch::run(options, "describe", std::string("xy"));
+  ASSERT_EQ(results.size(), 3u);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(results[r], "xy:" + std::to_string(r) + "/3");
+  options.processes = 2;
+  options.grace_period = std::chrono::milliseconds(500);
+  EXPECT_THROW_WITH(lakerun::launch::Run(options, "fail_on_rank_one"), lakerun::launch::RankFunctionError,
+                    "rank 1: function 'fail_on_rank_one' failed", "bad shard 17 on rank one");
+}
+
 TEST(FunctionTest, ExceptionOnOneRankSurfacesWithRankAndMessage) {
   RunOptions options;
   options.processes = 2;

@@ -54,6 +54,7 @@ int RunLaunchCommand(int argc, char** argv) {
   std::string ranks;
   double grace_seconds = 5;
   double timeout_seconds = 0;
+  std::string start_method = "exec";
 
   CLI::App app{"start N ranks of PROGRAM on this machine with torchrun's environment", argv[0]};
   app.add_option("-n,--nproc-per-node,--processes", options.processes, "number of ranks to start (default 1)");
@@ -63,6 +64,9 @@ int RunLaunchCommand(int argc, char** argv) {
   app.add_option("--grace-period", grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
   app.add_option("--max-restarts", options.max_restarts, "restart all ranks up to K times after a failure (default 0)");
   app.add_option("--timeout", timeout_seconds, "stop the ranks after this many seconds, exit 124 (default 0: none)");
+  app.add_option("--start-method", start_method,
+                 "exec: exec PROGRAM once per rank (any program; default); fork: exec it once and fork the ranks "
+                 "from it at lakerun::dist::Init() (C++ programs on lakerun: libtorch loads once)");
   app.add_option("--master-addr", options.master_addr, "address of the rendezvous store (default 127.0.0.1)");
   app.add_option("--run-id", options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
   app.footer(
@@ -87,6 +91,9 @@ int RunLaunchCommand(int argc, char** argv) {
   LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
                    "launch: no program given (usage: lakerun launch -n N [options] -- PROGRAM [ARGS...])");
   if (!ranks.empty()) options.show_ranks = ParseRankList(ranks);
+  LAKERUN_CHECK_AS(ConfigError, start_method == "exec" || start_method == "fork",
+                   "launch: --start-method must be exec or fork, got '", start_method, "'");
+  options.start_method = start_method == "fork" ? StartMethod::kFork : StartMethod::kExec;
   options.grace_period = FromSeconds(grace_seconds, "--grace-period");
   options.timeout = FromSeconds(timeout_seconds, "--timeout");
   return Launch(options).exit_code;

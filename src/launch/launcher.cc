@@ -27,6 +27,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/launch/gpu.h"
 #include "lakerun/launch/store.h"
+#include "launch/fork_template.h"
 #include "launch/orphan_guard.h"
 #include "launch/output.h"
 #include "launch/process.h"
@@ -68,6 +69,8 @@ struct RankProcess {
   internal::Child child;
   int fds[2] = {-1, -1};  // stdout, stderr read ends
   bool running = false;
+  // Fork start: false until the rank reports that it is our child (re-parented), in its own process group.
+  bool ready = true;
   int status = 0;
 };
 
@@ -101,9 +104,14 @@ class Attempt {
   ~Attempt() {
     // Only reached with live ranks when an exception escapes: never leave them behind (bounded wait).
     for (auto& p : ranks_) {
-      if (p.running) internal::KillGroup(p.child.pid, SIGKILL);
+      if (p.running) Kill(p, SIGKILL);
     }
     const auto deadline = Clock::now() + kReapAfterKill;
+    if (template_running_) {
+      internal::KillGroup(template_->process().pid, SIGKILL);
+      int status;
+      while (::waitpid(template_->process().pid, &status, WNOHANG) == 0 && Clock::now() < deadline) ::usleep(1000);
+    }
     for (auto& p : ranks_) {
       int status;
       while (p.running && ::waitpid(p.child.pid, &status, WNOHANG) == 0 && Clock::now() < deadline) {
@@ -130,6 +138,10 @@ class Attempt {
   void Spawn(const std::string& path, const std::vector<std::vector<std::string>>& envs) {
     const int n = static_cast<int>(envs.size());
     ranks_.resize(n);
+    if (options_.start_method == StartMethod::kFork) {
+      SpawnTemplate(path, envs);
+      return;
+    }
     std::vector<std::array<int, 2>> child_ends(n, {-1, -1});  // the pipes' write ends, the child's stdout/stderr
     auto close_child_ends = [&] {
       for (auto& ends : child_ends) {
@@ -212,6 +224,45 @@ class Attempt {
     if (first_error) std::rethrow_exception(first_error);
   }
 
+  // Fork start: the pipes as for exec, then the template, which receives every rank's write ends with its request.
+  void SpawnTemplate(const std::string& path, const std::vector<std::vector<std::string>>& envs) {
+    const int n = static_cast<int>(envs.size());
+    std::vector<std::array<int, 2>> child_ends(n, {-1, -1});
+    for (int rank = 0; rank < n; ++rank) {
+      RankProcess& p = ranks_[rank];
+      p.rank = rank;
+      p.ready = false;
+      int out[2], err[2];
+      if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+        const int e = errno;
+        for (auto& ends : child_ends) {
+          CloseFd(ends[0]);
+          CloseFd(ends[1]);
+        }
+        LAKERUN_THROW(IoError, "launch: pipe for rank ", rank, ": ", std::strerror(e));
+      }
+      p.fds[0] = out[0];
+      p.fds[1] = err[0];
+      ::fcntl(p.fds[0], F_SETFL, O_NONBLOCK);
+      ::fcntl(p.fds[1], F_SETFL, O_NONBLOCK);
+      child_ends[rank] = {out[1], err[1]};
+    }
+    template_ = std::make_unique<internal::ForkTemplate>(path, options_.command, envs, std::move(child_ends));
+    template_running_ = true;
+    guard_.Watch(template_->process().pid);
+    ::fcntl(template_->socket(), F_SETFL, O_NONBLOCK);
+    template_->Flush();
+  }
+
+  // A fork-started rank that has not reported yet may still be in the template's process group: signal the process.
+  void Kill(const RankProcess& p, int sig) {
+    if (p.ready) {
+      internal::KillGroup(p.child.pid, sig);
+    } else if (p.child.pid > 0) {
+      ::kill(p.child.pid, sig);
+    }
+  }
+
   AttemptOutcome Supervise() {
     const Clock::time_point started = Clock::now();
     const auto attempt_deadline =
@@ -226,8 +277,9 @@ class Attempt {
 
     auto stop_all = [&](int sig) {
       for (auto& p : ranks_) {
-        if (p.running) internal::KillGroup(p.child.pid, sig);
+        if (p.running) Kill(p, sig);
       }
+      if (template_running_) internal::KillGroup(template_->process().pid, sig);
     };
     auto begin_stop = [&]() {
       stopping = true;
@@ -243,6 +295,53 @@ class Attempt {
     auto running_count = [&]() {
       return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
     };
+    // Fork start: the template's exit, and what it said. A template that dies before forking every rank fails the
+    // attempt as rank 0 (whose environment and output it had); one that exits 0 without forking never reached its
+    // fork point, and a refusal ('X') is a usage error: both are thrown, as a rank that cannot be exec'd is.
+    auto reap_template = [&]() {
+      int status = 0;
+      const pid_t r = ::waitpid(template_->process().pid, &status, WNOHANG);
+      if (r != template_->process().pid) return;
+      template_running_ = false;
+      if (!template_failure_.empty()) {
+        LAKERUN_THROW(ConfigError, "launch --start-method fork: ", template_failure_);
+      }
+      if (forked_ == static_cast<int>(ranks_.size()) || stopping) return;
+      RankExit exit;
+      exit.rank = 0;
+      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+      if (exit.signal == 0 && exit.exit_code == 0) {
+        LAKERUN_THROW(ConfigError, "launch --start-method fork: ", options_.command.front(), " exited with code 0 ",
+                      "without reaching its fork point (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or ",
+                      "lakerun::launch::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
+                      "lakerun, any other program runs with --start-method exec");
+      }
+      outcome.end = AttemptEnd::kFailure;
+      outcome.failure = exit;
+      router_.Note("rank 0 " + exit.Describe() + " before its fork point (as the fork-start template)" +
+                   (forked_ > 0 ? "; stopping the " + Plural(forked_, "rank") + " already forked" : ""));
+      begin_stop();
+    };
+    auto on_template_event = [&](const internal::ForkTemplate::Event& event) {
+      using Event = internal::ForkTemplate::Event;
+      const bool known_rank = event.rank >= 0 && event.rank < static_cast<int>(ranks_.size());
+      if (event.kind == Event::kForked && known_rank && !ranks_[event.rank].running) {
+        RankProcess& p = ranks_[event.rank];
+        p.child.pid = event.pid;
+        p.child.pidfd = internal::OpenPidfd(event.pid);
+        p.running = true;
+        ++forked_;
+        if (stopping) Kill(p, killed ? SIGKILL : SIGTERM);
+      } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
+        ranks_[event.rank].ready = true;
+        guard_.Watch(ranks_[event.rank].child.pid);
+      } else if (event.kind == Event::kFailed) {
+        template_failure_ = event.text;
+      } else if (event.kind == Event::kClosed) {
+        template_socket_open_ = false;
+      }
+    };
     auto reap = [&](RankProcess& p) {
       // Peek first: while the leader is an unreaped zombie its process-group id cannot be reused, so killing
       // what is left of its group (the rank's own children) cannot hit an unrelated process.
@@ -252,7 +351,7 @@ class Attempt {
           info.si_pid != p.child.pid) {
         return;
       }
-      internal::KillGroup(p.child.pid, SIGKILL);
+      Kill(p, SIGKILL);
       int status = 0;
       pid_t r;
       do {
@@ -278,17 +377,21 @@ class Attempt {
         begin_stop();
       }
     };
-    // The pid may already be gone with its group before a pidfd was opened; waitpid catches that case too.
-    const bool have_pidfds =
-        std::all_of(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.child.pidfd >= 0; });
+    // Ranks without a pidfd (pidfd_open unavailable, or the pid was gone before one was opened) are polled with
+    // waitpid instead.
+    auto any_without_pidfd = [&]() {
+      return std::any_of(ranks_.begin(), ranks_.end(),
+                         [](const RankProcess& p) { return p.running && p.child.pidfd < 0; });
+    };
 
     while (true) {
-      const bool any_running = running_count() > 0;
+      const bool any_running = running_count() > 0 || template_running_;
       const bool any_pipe = std::any_of(ranks_.begin(), ranks_.end(),
                                         [](const RankProcess& p) { return p.fds[0] >= 0 || p.fds[1] >= 0; });
       if (!any_running && !drain_until) drain_until = Clock::now() + kDrainAfterExit;
       if (!any_running && (!any_pipe || Clock::now() >= *drain_until)) break;
       if (any_running && give_up_at && Clock::now() >= *give_up_at) {
+        template_running_ = false;
         for (auto& p : ranks_) {
           if (p.running) {
             router_.Note("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.child.pid) +
@@ -317,10 +420,19 @@ class Attempt {
             what.emplace_back(p.rank, s);
           }
         }
-        if (p.running && p.child.pidfd >= 0) {
+        // A forked rank is our child only once the template is gone; until then its pidfd could not be reaped.
+        if (p.running && p.child.pidfd >= 0 && (p.ready || !template_running_)) {
           fds.push_back({p.child.pidfd, POLLIN, 0});
           what.emplace_back(p.rank, 2);
         }
+      }
+      if (template_ && template_socket_open_) {
+        fds.push_back({template_->socket(), static_cast<short>(POLLIN | (template_->WantsWrite() ? POLLOUT : 0)), 0});
+        what.emplace_back(-2, 0);
+      }
+      if (template_running_ && template_->process().pidfd >= 0) {
+        fds.push_back({template_->process().pidfd, POLLIN, 0});
+        what.emplace_back(-2, 1);
       }
       if (signals_.fd() >= 0) {
         fds.push_back({signals_.fd(), POLLIN, 0});
@@ -330,7 +442,8 @@ class Attempt {
       for (const auto& t : {kill_at, give_up_at, drain_until, stopping ? std::nullopt : attempt_deadline}) {
         if (t) wake = std::min(wake, *t);
       }
-      if (!have_pidfds && any_running) wake = std::min(wake, Clock::now() + kPollFallback);
+      if (any_without_pidfd()) wake = std::min(wake, Clock::now() + kPollFallback);
+      if (template_running_ && template_->process().pidfd < 0) wake = std::min(wake, Clock::now() + kPollFallback);
       const auto wait_ms = std::max<int64_t>(
           0, std::chrono::duration_cast<milliseconds>(wake - Clock::now()).count() + 1);
       const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
@@ -339,6 +452,20 @@ class Attempt {
       for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
         if (fds[i].revents == 0) continue;
         const auto [rank, kind] = what[i];
+        if (rank == -2) {
+          if (kind == 1) {
+            reap_template();
+          } else {
+            if ((fds[i].revents & POLLOUT) != 0) template_->Flush();
+            // Drain every queued message first: an 'X' may sit behind 'F's when the template's exit is seen.
+            while (template_socket_open_ && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+              const internal::ForkTemplate::Event event = template_->Read();
+              if (event.kind == internal::ForkTemplate::Event::kNothing) break;
+              on_template_event(event);
+            }
+          }
+          continue;
+        }
         if (rank < 0) {
           const int sig = signals_.Take();
           if (sig == 0) continue;
@@ -369,11 +496,10 @@ class Attempt {
           CloseFd(p.fds[kind]);
         }
       }
-      if (!have_pidfds) {
-        for (auto& p : ranks_) {
-          if (p.running) reap(p);
-        }
+      for (auto& p : ranks_) {
+        if (p.running && p.child.pidfd < 0) reap(p);
       }
+      if (template_running_ && template_->process().pidfd < 0) reap_template();
     }
     for (auto& p : ranks_) {
       for (int s = 0; s < 2; ++s) {
@@ -398,6 +524,12 @@ class Attempt {
   int spawners_done_ = 0;
   bool release_spawners_ = false;
   std::vector<RankProcess> ranks_;
+  // Fork start only.
+  std::unique_ptr<internal::ForkTemplate> template_;
+  bool template_running_ = false;
+  bool template_socket_open_ = true;
+  int forked_ = 0;
+  std::string template_failure_;
 };
 
 int64_t RealtimeNs() {

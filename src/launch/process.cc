@@ -22,6 +22,13 @@ namespace {
 // Signals whose handlers the launcher may install; the child resets them before exec.
 constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
 
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
 int OpenPidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
   int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -32,13 +39,6 @@ int OpenPidfd(pid_t pid) {
 #endif
   return -1;
 }
-
-bool IsExecutableFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-}  // namespace
 
 std::string ResolveProgram(const std::string& program) {
   LAKERUN_CHECK_AS(ConfigError, !program.empty(), "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
@@ -73,6 +73,7 @@ Child SpawnInOwnGroup(const SpawnRequest& request) {
   const char* path = request.path.c_str();
   const int out_fd = request.stdout_fd;
   const int err_fd = request.stderr_fd;
+  const int pass_fd = request.pass_fd;
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0) LAKERUN_THROW(IoError, "launch: cannot open /dev/null: ", std::strerror(errno));
   const pid_t parent = ::getpid();
@@ -114,6 +115,12 @@ Child SpawnInOwnGroup(const SpawnRequest& request) {
     // libraries) must not leak into the ranks. Best effort: an older kernel lacks CLOSE_RANGE_CLOEXEC.
     ::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
 #endif
+    // dup2 onto itself keeps FD_CLOEXEC, so the flag is cleared explicitly.
+    if (pass_fd >= 0 && (::dup2(pass_fd, 3) < 0 || ::fcntl(3, F_SETFD, 0) != 0)) {
+      child_errno = errno;
+      child_step = "dup2(fork socket)";
+      _exit(127);
+    }
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     ::execve(path, argv.data(), envp.data());
     child_errno = errno;

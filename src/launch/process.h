@@ -25,6 +25,8 @@ struct SpawnRequest {
   /// Descriptors that become the child's stdout and stderr.
   int stdout_fd = -1;
   int stderr_fd = -1;
+  /// If >= 0, this descriptor becomes descriptor 3 of the child and survives exec (fork start's socket).
+  int pass_fd = -1;
 };
 
 struct Child {
@@ -38,6 +40,9 @@ Child SpawnInOwnGroup(const SpawnRequest& request);
 /// Resolves PROGRAM like execvp: a name with '/' is used as is, otherwise the first executable match in PATH.
 /// Throws ConfigError naming the program when nothing executable is found.
 std::string ResolveProgram(const std::string& program);
+
+/// A close-on-exec pidfd for `pid` (readable once it exits), or -1 where pidfd_open is unavailable.
+int OpenPidfd(pid_t pid);
 
 /// Sends `sig` to the process group `pgid`; a group that no longer exists is not an error.
 void KillGroup(pid_t pgid, int sig);

@@ -16,6 +16,7 @@
 #include <c10/core/Device.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,16 @@ struct InitOptions {
 
 /// One rank's membership of a job: its place in the job and the process group collectives run on.
 /// Created by Init(); collectives (collectives.h) and DistributedDataParallel (ddp.h) take it by reference.
+/// When this rank passed each step of Init(), in CLOCK_REALTIME nanoseconds (comparable across the processes of one
+/// host); 0 for a step not taken (world size 1 has no store or group). For diagnosing slow start-up.
+struct InitTimeline {
+  int64_t entered_ns = 0;          ///< Init() called (under fork start: in the template, before the fork)
+  int64_t forked_ns = 0;           ///< past the fork point: this rank's process exists (= entered without fork start)
+  int64_t store_connected_ns = 0;  ///< connected to the rendezvous store
+  int64_t peers_arrived_ns = 0;    ///< every rank has announced itself in the store
+  int64_t group_ready_ns = 0;      ///< the process group is created (Gloo: every pair of ranks connected)
+};
+
 class Context {
  public:
   class Impl;
@@ -62,6 +73,8 @@ class Context {
   std::chrono::milliseconds timeout() const;
   /// The rendezvous endpoint ("host:port"); empty at world size 1.
   const std::string& master_endpoint() const;
+  /// When Init() passed each of its steps on this rank.
+  const InitTimeline& init_timeline() const;
 
   Impl& impl() { return *impl_; }
 

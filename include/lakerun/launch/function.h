@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "lakerun/base/error.h"
+#include "lakerun/launch/launcher.h"
 
 namespace lakerun::launch {
 
@@ -58,6 +59,9 @@ struct RunOptions {
   std::vector<int> show_ranks;
   /// Per-rank log files, as `lakerun launch --log-dir`.
   std::string log_dir;
+  /// kFork: the program is re-executed once and the ranks are forked from it in MaybeRunRank(), so libraries load
+  /// once (launcher.h, fork_start.h). main() must call MaybeRunRank() before starting any thread.
+  StartMethod start_method = StartMethod::kExec;
 };
 
 /// The function of one rank threw (or its result was too large). Names the rank and carries its message.

@@ -23,6 +23,16 @@ namespace lakerun::launch {
 
 class StoreServer;
 
+/// How the ranks' processes come to be (--start-method).
+enum class StartMethod {
+  /// PROGRAM is exec'd once per rank: works for any program, C++ or Python.
+  kExec,
+  /// PROGRAM is exec'd once, as a template, and the ranks are forked from it when it reaches its fork point
+  /// (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or lakerun::launch::ForkPoint(); see fork_start.h):
+  /// libraries are loaded once instead of once per rank. For C++ programs on lakerun only.
+  kFork,
+};
+
 struct LaunchOptions {
   /// Number of ranks to start on this machine (-n). Must be >= 1.
   int processes = 1;
@@ -30,6 +40,8 @@ struct LaunchOptions {
   std::vector<std::string> command;
   /// Time between SIGTERM and SIGKILL when stopping ranks (--grace-period).
   std::chrono::milliseconds grace_period{std::chrono::seconds(5)};
+  /// How ranks start (--start-method exec|fork).
+  StartMethod start_method = StartMethod::kExec;
   /// Whole-group restarts after a failure (--max-restarts).
   int max_restarts = 0;
   /// Ranks whose output reaches the console (--ranks); empty = all. Log files always get every rank.

@@ -1,5 +1,8 @@
 // A rank program for the launcher tests. It does what its flags say, in this order:
-//   --print-env            print the launcher's variables as KEY=VALUE lines on stdout
+//   --before-fork TEXT     print TEXT on stdout (before the fork point, under fork start)
+//   --thread-before-fork   start a thread that sleeps (so the fork point must refuse)
+//   --fork-point           call lakerun::launch::ForkPoint() (fork start forks the ranks here)
+//   --print-env            print the launcher's variables as KEY=VALUE lines on stdout, and PARENT_PID, PGID_IS_PID
 //   --pidfile DIR          write its pid to DIR/rank<RANK>.attempt<LAKERUN_RESTART_COUNT>.pid
 //   --grandchild           fork a child that sleeps in the same process group (its pid goes to the pid file too)
 //   --ignore-term          ignore SIGTERM (the launcher must escalate to SIGKILL)
@@ -14,7 +17,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "lakerun/launch/fork_start.h"
 
 namespace {
 
@@ -31,7 +37,8 @@ void SleepSeconds(double seconds) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  bool print_env = false, grandchild = false, ignore_term = false;
+  bool print_env = false, grandchild = false, ignore_term = false, fork_point = false, thread_before_fork = false;
+  std::string before_fork;
   std::string pidfile_dir, fail_how;
   int fail_rank = -1, fail_attempt = -1;
   double fail_after = 0, sleep_seconds = 0;
@@ -46,6 +53,9 @@ int main(int argc, char** argv) {
       return args[++i];
     };
     if (a == "--print-env") print_env = true;
+    else if (a == "--fork-point") fork_point = true;
+    else if (a == "--thread-before-fork") thread_before_fork = true;
+    else if (a == "--before-fork") before_fork = next();
     else if (a == "--grandchild") grandchild = true;
     else if (a == "--ignore-term") ignore_term = true;
     else if (a == "--pidfile") pidfile_dir = next();
@@ -60,6 +70,11 @@ int main(int argc, char** argv) {
       return 64;
     }
   }
+  if (!before_fork.empty()) {
+    std::printf("%s\n", before_fork.c_str());  // left in stdio's buffer: the fork point must flush it once
+  }
+  if (thread_before_fork) std::thread([] { ::sleep(300); }).detach();
+  if (fork_point) lakerun::launch::ForkPoint();
   const int rank = EnvInt("RANK");
   const int attempt = EnvInt("LAKERUN_RESTART_COUNT");
   if (print_env) {
@@ -67,11 +82,12 @@ int main(int argc, char** argv) {
                              "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                              "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
                              "TORCHELASTIC_RUN_ID", "LAKERUN_RUN_ID", "LAKERUN_RESTART_COUNT", "LAKERUN_LAUNCHER",
-                             "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LAKERUN_TEST_EXTRA"}) {
+                             "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LAKERUN_TEST_EXTRA", "LAKERUN_FORK_FD"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v != nullptr ? v : "<unset>");
     }
     std::printf("PGID_IS_PID=%d\n", ::getpgrp() == ::getpid() ? 1 : 0);
+    std::printf("PARENT_PID=%d\n", static_cast<int>(::getppid()));
     std::fflush(stdout);
   }
   std::string pids = std::to_string(::getpid()) + "\n";

@@ -1,0 +1,146 @@
+// The template's side of fork start (fork_start.h, protocol in fork_protocol.h).
+#include "lakerun/launch/fork_start.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "launch/fork_protocol.h"
+
+namespace lakerun::launch {
+namespace {
+
+using internal::kForkFdEnv;
+using internal::kForkLauncherPidEnv;
+
+// Thread ids of this process other than the caller's, with their names.
+std::vector<std::string> OtherThreads() {
+  std::vector<std::string> threads;
+  DIR* dir = ::opendir("/proc/self/task");
+  if (dir == nullptr) return threads;
+  const std::string self = std::to_string(::gettid());
+  while (dirent* entry = ::readdir(dir)) {
+    const std::string tid = entry->d_name;
+    if (tid == "." || tid == ".." || tid == self) continue;
+    std::string name;
+    if (FILE* f = std::fopen(("/proc/self/task/" + tid + "/comm").c_str(), "r")) {
+      char buffer[64] = {};
+      if (std::fgets(buffer, sizeof(buffer), f) != nullptr) name = buffer;
+      std::fclose(f);
+      while (!name.empty() && name.back() == '\n') name.pop_back();
+    }
+    threads.push_back(tid + " (" + name + ")");
+  }
+  ::closedir(dir);
+  return threads;
+}
+
+[[noreturn]] void FailTemplate(int socket, const std::string& text) {
+  internal::SendMessage(socket, "X" + text);
+  std::fprintf(stderr, "[lakerun] fork start: %s\n", text.c_str());
+  std::fflush(stderr);
+  _exit(125);
+}
+
+// In a freshly forked rank: wait until the template's exit has made the launcher (a child subreaper) our parent,
+// then arm PR_SET_PDEATHSIG against it. Armed earlier, the flag would fire at that very re-parenting. If the
+// launcher died meanwhile we were re-parented elsewhere and must not run on unsupervised.
+void BecomeLauncherChild(pid_t launcher) {
+  const timespec pause{0, 100 * 1000};  // 100 us
+  for (int i = 0; i < 300000 && ::getppid() != launcher; ++i) {  // at most ~30 s (the template forks, then exits)
+    ::nanosleep(&pause, nullptr);
+  }
+  if (::getppid() != launcher) _exit(126);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher) _exit(126);
+}
+
+}  // namespace
+
+void ForkPoint() {
+  const char* fd_text = std::getenv(kForkFdEnv);
+  if (fd_text == nullptr || *fd_text == '\0') return;
+  const int socket = std::atoi(fd_text);
+  const char* launcher_text = std::getenv(kForkLauncherPidEnv);
+  const pid_t launcher = launcher_text != nullptr ? static_cast<pid_t>(std::atol(launcher_text)) : 0;
+  ::fcntl(socket, F_SETFD, FD_CLOEXEC);  // nothing this process or a rank execs inherits it
+  ::unsetenv(kForkFdEnv);  // neither the ranks nor their children are templates
+  ::unsetenv(kForkLauncherPidEnv);
+  if (socket < 0 || launcher <= 0 || ::getppid() != launcher) {
+    // Not started by a live fork-start launcher (a stale variable): run as a plain process.
+    return;
+  }
+  std::vector<std::string> threads = OtherThreads();
+  if (!threads.empty()) {
+    // Libraries that are fork-safe stop their threads in pthread_atfork handlers (OpenBLAS's pool, started when it
+    // is loaded unless OPENBLAS_NUM_THREADS=1, restarts at its next call). A throw-away fork runs those handlers;
+    // what still runs after it would be missing from every rank.
+    const pid_t probe = ::fork();
+    if (probe == 0) _exit(0);
+    if (probe > 0) {
+      int status;
+      while (::waitpid(probe, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    threads = OtherThreads();
+  }
+  if (!threads.empty()) {
+    std::string names;
+    for (const auto& t : threads) names += (names.empty() ? "" : ", ") + t;
+    FailTemplate(socket, std::to_string(threads.size() + 1) +
+                             " threads are running at the fork point (lakerun::dist::Init() or "
+                             "lakerun::launch::ForkPoint()), and a fork copies only the calling thread; other "
+                             "threads: " + names + ". Start no thread before that point, or use --start-method exec");
+  }
+  // Buffered output would otherwise be written once per rank.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+
+  std::string message;
+  std::vector<int> fds;
+  while (true) {
+    const int got = internal::ReceiveMessage(socket, &message, &fds);
+    if (got == 0) _exit(0);  // the launcher went away
+    if (got < 0) FailTemplate(socket, std::string("reading the launcher's request: ") + std::strerror(-got));
+    if (message == "Z") _exit(0);  // every rank forked: leave them to the launcher
+    internal::ForkRequest request;
+    if (!internal::DecodeRequest(message, &request) || fds.size() != 2) {
+      FailTemplate(socket, "malformed request from the launcher (" + std::to_string(message.size()) + " bytes, " +
+                               std::to_string(fds.size()) + " descriptors)");
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) FailTemplate(socket, std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      BecomeLauncherChild(launcher);
+      if (::setpgid(0, 0) != 0) _exit(126);
+      if (::dup2(fds[0], 1) < 0 || ::dup2(fds[1], 2) < 0) _exit(126);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      for (const std::string& entry : request.set) {
+        const size_t eq = entry.find('=');
+        ::setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
+      }
+      for (const std::string& key : request.unset) ::unsetenv(key.c_str());
+      internal::SendMessage(socket, internal::EncodeRankPid('R', request.rank, 0));
+      ::close(socket);
+      return;  // continue as this rank
+    }
+    ::close(fds[0]);
+    ::close(fds[1]);
+    if (internal::SendMessage(socket, internal::EncodeRankPid('F', request.rank, pid)) != 0) _exit(1);
+  }
+}
+
+}  // namespace lakerun::launch
