@@ -1,5 +1,7 @@
 // The C++ rank of the launch benchmark on lakerun::dist: Init() (rendezvous through the launcher's store, Gloo
-// process group) and one all-reduce; prints the same BENCH line as bench_rank.cc (CLOCK_REALTIME nanoseconds).
+// process group) and one all-reduce. Prints the BENCH line of bench_rank.cc (CLOCK_REALTIME nanoseconds) plus
+// Init()'s own timeline, so the driver can tell the launcher's share (spawning or forking the ranks, the store
+// rendezvous) from the process group's (Gloo connecting every pair of ranks).
 #include <time.h>
 
 #include <cstdio>
@@ -24,7 +26,10 @@ int main() {
   const long long t_ready = NowNs();
   const double sum = lakerun::dist::AllReduceDouble(ctx, ctx.rank() + 1.0);
   const long long t_done = NowNs();
+  const lakerun::dist::InitTimeline& t = ctx.init_timeline();
   std::printf("BENCH rank=%d t_main=%lld t_ready=%lld t_done=%lld sum=%g\n", ctx.rank(), t_main, t_ready, t_done, sum);
+  std::printf("INIT rank=%d forked=%lld peers=%lld group=%lld\n", ctx.rank(), static_cast<long long>(t.forked_ns),
+              static_cast<long long>(t.peers_arrived_ns), static_cast<long long>(t.group_ready_ns));
   std::fflush(stdout);
   return 0;
 }
