@@ -10,6 +10,10 @@
 # Environment: LAKERUN_FUZZ_JOBS (build parallelism, default 2), LAKERUN_FUZZ_BUILD (build dir, default build-fuzz),
 # LAKERUN_FUZZ_RSS_MB (per-input memory limit, default 2048), LAKERUN_FUZZ_MAX_LEN (default 65536),
 # LAKERUN_FUZZ_RUNS (stop a target after this many executions, e.g. 10000000; SECONDS_PER_TARGET still caps it).
+#
+# Every run appends one line per target to fuzz-out/ledger.tsv (UTC time, commit, target, executions, seconds,
+# crashes), so executions across several runs on the same working corpus can be totalled with
+# fuzz/parquet/ledger_totals.sh.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/env.sh"
@@ -58,6 +62,9 @@ for t in "${TARGETS[@]}"; do
   n_crash=$(find "$crashes" -type f -newer "$started" | wc -l)
   if [[ $rc -ne 0 && $n_crash -eq 0 ]]; then n_crash="rc=$rc"; fi
   printf '%-28s %12s %10s %8s %8s\n' "$t" "${execs:-?}" "${rate:-?}" "$(ls "$work" | wc -l)" "$n_crash"
+  secs_run=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo -)" \
+    "$t" "${execs:-0}" "${secs_run:-?}" "$n_crash" >>"$OUT/ledger.tsv"
   if [[ "$n_crash" != 0 ]]; then
     total_crashes=$((total_crashes + 1))
     grep -m1 -A12 'ERROR: \|runtime error\|terminate called\|deadly signal' "$log" | sed 's/^/    /' || true
