@@ -16,7 +16,8 @@ namespace lakerun::parquet {
 /// Decompresses the raw Snappy block in[0, in_size) into exactly out[0, out_size). Returns false when the block is
 /// corrupt (bad length header, a tag that overruns the input, a copy before the output's start or with offset 0)
 /// or does not decompress to exactly out_size bytes. Never reads outside the input nor writes outside the output;
-/// on failure out's contents are unspecified.
+/// on failure out's contents are unspecified. Accepts exactly what libsnappy accepts, except a literal whose 4 length
+/// bytes say 2^32 (libsnappy 1.1.9 wraps that length to 0).
 bool SnappyDecompress(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size);
 
 /// The uncompressed size a raw Snappy block declares (its varint header), or false if the header is malformed.

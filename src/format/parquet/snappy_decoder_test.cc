@@ -1,6 +1,6 @@
 // lakerun's Snappy decoder (snappy_decoder.h) against libsnappy: the same output for every block libsnappy writes
 // and for hand-built tag streams (every copy offset and length, near the output's end and far from it), and the
-// same verdict on corrupt blocks.
+// same verdict on corrupt blocks but one (a literal of 2^32 bytes, see RejectsWhatLibSnappyRejects).
 #include "format/parquet/snappy_decoder.h"
 
 #include <snappy.h>
@@ -169,6 +169,12 @@ TEST(SnappyDecoderTest, RejectsWhatLibSnappyRejects) {
   EXPECT_FALSE(Ours(Varint(4) + Literal("abcd").substr(0, 3), &got)) << "truncated literal";
   EXPECT_FALSE(Ours("\xff\xff\xff\xff\x7f", &got)) << "length over 32 bits";
   EXPECT_FALSE(Ours("\x80\x80", &got)) << "unterminated length";
+  // The one known difference: libsnappy 1.1.9 computes a literal's length in 32 bits, so 4 length bytes 0xffffffff
+  // (2^32 bytes) wrap to an empty literal that it accepts; no block of at most 2^32 - 1 bytes can hold that literal.
+  const std::string wrapped = Varint(1) + std::string("\xfc\xff\xff\xff\xff", 5) + Literal("a");
+  std::string lib;
+  EXPECT_TRUE(LibSnappy(wrapped, &lib));
+  EXPECT_FALSE(Ours(wrapped, &got)) << "literal of 2^32 bytes";
 
   // Random damage to real blocks: the same verdict (and output) as libsnappy's, and no access outside the buffers.
   std::mt19937 rng(5);
