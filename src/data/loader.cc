@@ -14,6 +14,7 @@
 #include "lakerun/base/logging.h"
 #include "lakerun/base/thread_pool.h"
 #include "unit_cache.h"
+#include "unit_lookahead.h"
 
 namespace lakerun::data {
 
@@ -141,6 +142,20 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
                          << largest_unit << " decoded bytes): row groups will be decoded repeatedly. Raise "
                          << "cache_bytes, lower shuffle.window_blocks, or write smaller row groups.";
   }
+  // Decode ahead only when every unit's size is known and the whole table fits in the cache with room to spare
+  // (views and offsets add to the metadata's sizes): then no unit decoded early can push out one still needed.
+  uint64_t table_bytes = 0, largest_rows = 0;
+  bool sizes_known = true;
+  for (size_t u = 0; u < source->num_units(); ++u) {
+    const uint64_t hint = source->UnitBytesHint(u);
+    sizes_known = sizes_known && hint > 0;
+    table_bytes += hint;
+    largest_rows = std::max(largest_rows, spec.unit_starts[u + 1] - spec.unit_starts[u]);
+  }
+  decode_ahead_ = options_.num_threads > 1 && sizes_known && table_bytes + table_bytes / 4 <= options_.cache_bytes;
+  // A shuffle window's samples, plus a unit per thread beyond: enough to keep every thread decoding.
+  lookahead_samples_ = (options_.shuffle.enabled ? options_.shuffle.block_size * options_.shuffle.window_blocks : 0) +
+                       options_.num_threads * largest_rows;
   prefetcher_ = std::make_unique<Prefetcher>(options_.num_threads);
   StartPlan(0, ResumePoint{static_cast<uint64_t>(options_.world_size), 0}, 0);
 }
@@ -169,6 +184,8 @@ void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
   // Batch indices continue the epoch: a resumed plan starts after the samples each rank had already yielded.
   next_batch_ = (plan_->from().samples_yielded + skip + batch - 1) / batch;
   sample_end_ = options_.drop_last ? skip + (plan_->size() - skip) / batch * batch : plan_->size();
+  lookahead_.reset();
+  if (decode_ahead_) lookahead_ = std::make_unique<UnitLookahead>(*plan_, shared_->spec.unit_starts, skip, sample_end_);
 }
 
 void Loader::SetEpoch(uint64_t epoch) {
@@ -192,9 +209,25 @@ void Loader::TopUp() {
     const uint64_t index = next_batch_++;
     next_submit_ = end;
     const uint64_t generation = shared_->generation.load();
-    // Decode the row groups this batch needs as separate tasks first, so several threads decode different row
-    // groups in parallel instead of one batch task decoding them in turn while the others wait for it.
-    if (prefetcher_->pool.size() > 1) {
+    // A decode of `unit` into the cache as its own task, so several threads decode different row groups in parallel
+    // instead of one batch task decoding them in turn while the others wait for it.
+    const auto decode = [&](size_t unit) {
+      prefetcher_->pool.Submit([shared = shared_, unit, generation] {
+        if (shared->generation.load() != generation) return;
+        try {
+          shared->cache.Get(unit);
+        } catch (...) {
+          // The batch that needs this unit reads it again and reports the error with its context.
+        }
+      });
+    };
+    if (lookahead_ != nullptr) {
+      // Every unit first needed within the lookahead, in order of need, queued ahead of the batches needing it.
+      for (size_t unit : lookahead_->Advance(end + lookahead_samples_)) {
+        if (!shared_->cache.Contains(unit)) decode(unit);
+      }
+    } else if (prefetcher_->pool.size() > 1) {
+      // Only the units of this batch, at most once per prefetch window.
       const auto& starts = shared_->spec.unit_starts;
       std::vector<size_t> units;
       for (uint64_t id : ids) {
@@ -207,14 +240,7 @@ void Loader::TopUp() {
         const bool recent = it != unit_prefetched_.end() && it->second + options_.prefetch_batches >= index;
         if (recent || shared_->cache.Contains(unit)) continue;
         unit_prefetched_[unit] = index;
-        prefetcher_->pool.Submit([shared = shared_, unit, generation] {
-          if (shared->generation.load() != generation) return;
-          try {
-            shared->cache.Get(unit);
-          } catch (...) {
-            // The batch that needs this unit reads it again and reports the error with its context.
-          }
-        });
+        decode(unit);
       }
     }
     const uint64_t epoch = state_.epoch;

@@ -95,6 +95,8 @@ struct LoaderOptions {
   c10::Device device = c10::Device(c10::kCPU);
 };
 
+class UnitLookahead;  // unit_lookahead.h
+
 class Loader {
  public:
   /// Plans epoch 0. Throws InvalidArgument / ConfigError (naming the option and the rank) for bad options.
@@ -137,6 +139,11 @@ class Loader {
   uint64_t next_submit_ = 0;  // next sample of the plan to hand to a decoding task
   uint64_t next_batch_ = 0;   // batch index (within the epoch) of the next task
   std::unordered_map<size_t, uint64_t> unit_prefetched_;  // unit -> batch index that asked for its decode
+  // Decoding units ahead: when the whole table fits in the cache (so decoding ahead never evicts a unit still needed)
+  // and several threads decode, units are decoded in order of first need, lookahead_samples_ ahead of the batches.
+  bool decode_ahead_ = false;
+  uint64_t lookahead_samples_ = 0;
+  std::unique_ptr<UnitLookahead> lookahead_;
   std::exception_ptr failure_;  // a failed Next(), rethrown until the next SetEpoch / load_state_dict
   std::shared_ptr<Shared> shared_;
   std::unique_ptr<Prefetcher> prefetcher_;  // declared last: destroyed (joined) first
