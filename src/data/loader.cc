@@ -7,6 +7,7 @@
 #include <atomic>
 #include <deque>
 #include <future>
+#include <string_view>
 
 #include "collate.h"
 #include "error_context.h"
@@ -142,15 +143,20 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
                          << largest_unit << " decoded bytes): row groups will be decoded repeatedly. Raise "
                          << "cache_bytes, lower shuffle.window_blocks, or write smaller row groups.";
   }
-  // Decode ahead only when every unit's size is known and the whole table fits in the cache with room to spare
-  // (views and offsets add to the metadata's sizes): then no unit decoded early can push out one still needed.
+  // Decode ahead only when every unit's size is known and the whole table fits in the cache with room to spare:
+  // then no unit decoded early can push out one still needed. Byte columns may be cached as views (16 bytes a row
+  // on top of the metadata's sizes), and offsets and masks add a little more.
+  uint64_t view_columns = 0;
+  for (const ColumnInfo& column : source->columns()) {
+    view_columns += column.type == ElementType::kBinary || column.type == ElementType::kUInt8;
+  }
   uint64_t table_bytes = 0, largest_rows = 0;
   bool sizes_known = true;
   for (size_t u = 0; u < source->num_units(); ++u) {
-    const uint64_t hint = source->UnitBytesHint(u);
+    const uint64_t hint = source->UnitBytesHint(u), rows = spec.unit_starts[u + 1] - spec.unit_starts[u];
     sizes_known = sizes_known && hint > 0;
-    table_bytes += hint;
-    largest_rows = std::max(largest_rows, spec.unit_starts[u + 1] - spec.unit_starts[u]);
+    table_bytes += hint + rows * view_columns * sizeof(std::string_view);
+    largest_rows = std::max(largest_rows, rows);
   }
   decode_ahead_ = options_.num_threads > 1 && sizes_known && table_bytes + table_bytes / 4 <= options_.cache_bytes;
   // A shuffle window's samples, plus a unit per thread beyond: enough to keep every thread decoding.
