@@ -1,5 +1,7 @@
 #include "image_resize_rows.h"
 
+#include <cstring>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define LAKERUN_RESIZE_SSE41 1
@@ -61,6 +63,36 @@ __attribute__((target("sse4.1"))) void BlendRgbSse41(const uint8_t* row, const R
   BlendRowScalar<3>(row, taps, x, out, plane_stride);
 }
 
+inline int Word(const uint8_t* p) {
+  uint16_t w;
+  std::memcpy(&w, p, 2);
+  return w;
+}
+
+// Grey, 8 output columns per step (SSE2, every x86-64): each column's two source pixels are one 16-bit load, widened
+// to int16 pairs for the same multiply-add.
+void BlendGreySse2(const uint8_t* row, const RowTaps& taps, float* out) {
+  const int* first = taps.first;
+  const __m128i zero = _mm_setzero_si128();
+  int x = 0;
+  for (; x + 8 <= taps.count; x += 8) {
+    __m128i pairs = zero;
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x]), 0);
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x + 1]), 1);
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x + 2]), 2);
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x + 3]), 3);
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x + 4]), 4);
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x + 5]), 5);
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x + 6]), 6);
+    pairs = _mm_insert_epi16(pairs, Word(row + first[x + 7]), 7);
+    const __m128i w_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(taps.pair + 2 * x));
+    const __m128i w_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(taps.pair + 2 * x + 8));
+    _mm_storeu_ps(out + x, _mm_cvtepi32_ps(_mm_madd_epi16(_mm_unpacklo_epi8(pairs, zero), w_lo)));
+    _mm_storeu_ps(out + x + 4, _mm_cvtepi32_ps(_mm_madd_epi16(_mm_unpackhi_epi8(pairs, zero), w_hi)));
+  }
+  BlendRowScalar<1>(row, taps, x, out, 0);
+}
+
 bool HasSse41() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("sse4.1");
@@ -89,6 +121,9 @@ void MixRowsToBytes(const float* a, const float* b, float wa, float wb, int n, u
 }
 
 void BlendRow(const uint8_t* row, int channels, const RowTaps& taps, float* out, int plane_stride) {
+#ifdef LAKERUN_RESIZE_SSE41
+  if (channels == 1) return BlendGreySse2(row, taps, out);
+#endif
   if (channels == 1) return BlendRowScalar<1>(row, taps, 0, out, plane_stride);
 #ifdef LAKERUN_RESIZE_SSE41
   static const bool sse41 = HasSse41();
