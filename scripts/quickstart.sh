@@ -29,7 +29,8 @@ for split in train test; do
   fi
 done
 echo "[quickstart] training on $RANKS ranks with the Trainer; checkpoints in $RUN_DIR/checkpoints" >&2
-"$LAKERUN" launch -n "$RANKS" -- \
+# Fork start: the program is exec'd once and its ranks are forked at lakerun::dist::Init(), so libtorch loads once.
+"$LAKERUN" launch -n "$RANKS" --start-method fork -- \
   "$BUILD_DIR/examples/fashion_mnist/fashion_mnist" --table "$TABLE" --checkpoint-dir "$RUN_DIR/checkpoints" "$@"
 echo >&2
 echo "[quickstart] checkpoints: $RUN_DIR/checkpoints" >&2

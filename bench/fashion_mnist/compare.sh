@@ -7,7 +7,9 @@
 # One run of each configuration, printed as a table with ratios (this box is shared: read the CPU-pressure column).
 #   speed:     1 and 2 ranks in each language, SPEED_STEPS steps (default 300), lr 0.001, batch 100 per rank,
 #              1 intra-op thread per rank, whole dataset in memory, steady samples/s skipping 20 warm-up steps;
-#              C++ 2 ranks under `lakerun launch`, Python 2 ranks under torch's elastic_launch (torchrun's engine).
+#              C++ 2 ranks under `lakerun launch --start-method $START` (default fork: the ranks are forked from one
+#              process at lakerun::dist::Init(); START=exec execs each), Python 2 ranks under torch's elastic_launch
+#              (torchrun's engine).
 #   accuracy:  2 ranks in each language, lr TTA_LR (default 0.05), evaluated every 100 steps until test accuracy 0.85
 #              (at most TTA_EPOCHS epochs, default 15): wall time from the command's start.
 #   BLAS:      1 rank, C++ and Python, with the reference BLAS vs OpenBLAS first on LD_LIBRARY_PATH.
@@ -25,6 +27,7 @@ TTA_EPOCHS="${TTA_EPOCHS:-15}"
 TARGET="${TARGET:-0.85}"
 SKIP_TTA="${SKIP_TTA:-0}"
 SKIP_BLAS="${SKIP_BLAS:-0}"
+START="${START:-fork}"
 REF_BLAS=/usr/lib/x86_64-linux-gnu/blas
 OPENBLAS=/usr/lib/x86_64-linux-gnu/openblas-pthread
 for f in "$PROGRAM" "$LAUNCHER"; do
@@ -70,13 +73,13 @@ COMMON=(--epochs 1 --max-steps "$SPEED_STEPS" --log-interval 100)
 echo "== speed: $SPEED_STEPS steps, lr 0.001, batch 100 per rank, 1 thread per rank" >&2
 run cpp_1 -- "$PROGRAM" "${COMMON[@]}"
 run py_1 -- "$PY" "$HERE/ddp_peer.py" "${COMMON[@]}"
-run cpp_2 -- "$LAUNCHER" launch -n 2 -- "$PROGRAM" "${COMMON[@]}"
+run cpp_2 -- "$LAUNCHER" launch -n 2 --start-method "$START" -- "$PROGRAM" "${COMMON[@]}"
 run py_2 -- "$PY" "$HERE/ddp_peer.py" --nproc 2 --launcher elastic "${COMMON[@]}"
 
 if [[ "$SKIP_TTA" != 1 ]]; then
   TTA=(--lr "$TTA_LR" --epochs "$TTA_EPOCHS" --eval-every 100 --target-accuracy "$TARGET" --log-interval 300)
   echo "== time to test accuracy $TARGET: 2 ranks, lr $TTA_LR" >&2
-  run cpp_2_tta -- "$LAUNCHER" launch -n 2 -- "$PROGRAM" "${TTA[@]}"
+  run cpp_2_tta -- "$LAUNCHER" launch -n 2 --start-method "$START" -- "$PROGRAM" "${TTA[@]}"
   run py_2_tta -- "$PY" "$HERE/ddp_peer.py" --nproc 2 --launcher elastic "${TTA[@]}"
 fi
 
