@@ -134,7 +134,15 @@ void Decompress(Codec codec, std::string_view in, uint8_t* out, size_t out_size,
     }
     case Codec::kGzip: InflateGzip(in, out, out_size, context); return;
     case Codec::kZstd: {
-      size_t n = ZSTD_decompress(out, out_size, in.data(), in.size());
+      // One decompression context per thread, reused: ZSTD_decompress would create (allocate and initialise) a
+      // context of ~100 KB for every page.
+      struct DCtx {
+        ZSTD_DCtx* ctx = ZSTD_createDCtx();
+        ~DCtx() { ZSTD_freeDCtx(ctx); }
+      };
+      thread_local DCtx dctx;
+      if (dctx.ctx == nullptr) LAKERUN_THROW(InternalError, "ZSTD_createDCtx failed");
+      size_t n = ZSTD_decompressDCtx(dctx.ctx, out, out_size, in.data(), in.size());
       if (ZSTD_isError(n)) Fail(context, codec, ZSTD_getErrorName(n));
       CheckSize(context, codec, n, out_size);
       return;
