@@ -74,14 +74,7 @@ TEST_F(ForkStartTest, FirstFailureIsNamedAndNoProcessIsLeft) {
 }
 
 TEST_F(ForkStartTest, SigkillToTheLauncherLeavesNoProcess) {
-  const pid_t launcher = Start({"-n", "3", "--start-method", "fork", "--", rank_, "--fork-point", "--pidfile",
-                                pid_dir(), "--grandchild", "--sleep", "60"});
-  ASSERT_TRUE(WaitForPidFiles(3));
-  ASSERT_EQ(RankPids().size(), 6u);
-  ::kill(launcher, SIGKILL);
-  Finished f = Wait(launcher, std::chrono::seconds(30));
-  EXPECT_EQ(f.signal, SIGKILL);
-  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+  SigkillTheLauncherOfThreeRanks({"--start-method", "fork"}, {"--fork-point"});
 }
 
 TEST_F(ForkStartTest, MaxRestartsForksTheRanksFromAFreshTemplate) {

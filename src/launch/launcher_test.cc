@@ -164,16 +164,7 @@ TEST_F(LauncherTest, SigtermToTheLauncherIsForwardedAndLeavesNoProcess) {
   EXPECT_THAT(Survivors(), ::testing::IsEmpty());
 }
 
-TEST_F(LauncherTest, SigkillToTheLauncherLeavesNoProcess) {
-  const pid_t launcher =
-      Start({"-n", "3", "--", rank_, "--pidfile", pid_dir(), "--grandchild", "--sleep", "60"});
-  ASSERT_TRUE(WaitForPidFiles(3));
-  ASSERT_EQ(RankPids().size(), 6u);
-  ::kill(launcher, SIGKILL);
-  Finished f = Wait(launcher, std::chrono::seconds(30));
-  EXPECT_EQ(f.signal, SIGKILL);
-  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
-}
+TEST_F(LauncherTest, SigkillToTheLauncherLeavesNoProcess) { SigkillTheLauncherOfThreeRanks({}, {}); }
 
 TEST_F(LauncherTest, TwoConcurrentLaunchesBothSucceed) {
   const pid_t a = Start({"-n", "2", "--", rank_, "--print-env", "--sleep", "0.5"}, "a");

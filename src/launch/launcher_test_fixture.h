@@ -192,6 +192,24 @@ class LauncherTest : public ::testing::Test {
     return false;
   }
 
+  // Starts `lakerun launch -n 3 LAUNCH_FLAGS -- test_rank RANK_FLAGS` with ranks that each fork a grandchild and
+  // sleep, waits for all six pids, SIGKILLs the launcher and expects none of them to survive it.
+  void SigkillTheLauncherOfThreeRanks(const std::vector<std::string>& launch_flags,
+                                      const std::vector<std::string>& rank_flags) {
+    std::vector<std::string> args = {"-n", "3"};
+    args.insert(args.end(), launch_flags.begin(), launch_flags.end());
+    args.insert(args.end(), {"--", rank_});
+    args.insert(args.end(), rank_flags.begin(), rank_flags.end());
+    args.insert(args.end(), {"--pidfile", pid_dir(), "--grandchild", "--sleep", "60"});
+    const pid_t launcher = Start(args);
+    ASSERT_TRUE(WaitForPidFiles(3));
+    ASSERT_EQ(RankPids().size(), 6u);
+    ::kill(launcher, SIGKILL);
+    Finished f = Wait(launcher, std::chrono::seconds(30));
+    EXPECT_EQ(f.signal, SIGKILL);
+    EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+  }
+
   void TearDown() override {
     for (auto& [pid, tag] : started_) {
       if (pid > 0) {
