@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "format/parquet/codec.h"
+#include "format/parquet/parquet_test_util.h"
 #include "lakerun/base/error.h"
 #include "lakerun_testing/matchers.h"
 
@@ -201,6 +202,66 @@ TEST(SnappyDecoderTest, DecompressNamesTheFailure) {
   const std::string short_header = Varint(8) + Literal("abcd") + Copy(1, 4, 4);
   EXPECT_THROW_WITH(Decompress(Codec::kSnappy, short_header, out.data(), out.size(), "ctx"), CorruptDataError,
                     "page header says 9");
+}
+
+// Through the reader: blob pages like the scan benchmark's (long zero runs around random bytes, so offset-1 and
+// 64-byte copies and long literals), BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY, required and with nulls (whole pages of
+// nulls among them), small and one large page, v1 and v2: every form reads the snappy file as it reads the same file
+// stored uncompressed.
+TEST(SnappyDecoderTest, BlobPagesReadAsTheUncompressedFile) {
+  std::mt19937 rng(9);
+  std::vector<std::string> blobs;
+  std::vector<int16_t> def;
+  for (int r = 0; r < 3000; ++r) {
+    const bool null = (r / 500) % 3 == 1 && r % 7 != 0;  // runs of mostly-null rows, some pages entirely null
+    def.push_back(null ? 0 : 1);
+    if (!null) blobs.push_back(std::string(312, '\0') + RandomBytes(rng, 160) + std::string(312, '\0'));
+  }
+  ColumnReadOptions views;
+  views.byte_views = true;
+  ColumnReadOptions dictionary = views;
+  dictionary.dictionary = true;
+  for (PhysicalType type : {PhysicalType::kByteArray, PhysicalType::kFixedLenByteArray}) {
+    for (bool nullable : {false, true}) {
+      for (int page_version : {1, 2}) {
+        for (int64_t page_bytes : {int64_t{4096}, int64_t{64} << 20}) {
+          const std::string what = ToString(type) + (nullable ? " nullable" : " required") + " v" +
+                                   std::to_string(page_version) + " pages of " + std::to_string(page_bytes);
+          SCOPED_TRACE(what);
+          ColumnData data = type == PhysicalType::kByteArray ? ColumnData::ByteArrays(blobs)
+                                                             : ColumnData::FixedBytes(type, 784, blobs);
+          if (nullable) data.set_def_levels(def, 1);
+          const Repetition rep = nullable ? Repetition::kOptional : Repetition::kRequired;
+          const Schema schema = Schema::FromFields({type == PhysicalType::kByteArray
+                                                        ? Leaf("b", type, rep)
+                                                        : Leaf("b", type, rep, LogicalType(), 784)});
+          testing::MemFile stored, snappy;
+          WriterOptions options;
+          options.dictionary = false;
+          options.page_version = page_version;
+          options.page_bytes = page_bytes;
+          options.codec = Codec::kUncompressed;
+          stored.Write(schema, {data}, options);
+          options.codec = Codec::kSnappy;
+          snappy.Write(schema, {data}, options);
+          auto want = stored.Open();
+          auto got = snappy.Open();
+          ASSERT_EQ(got->metadata().row_groups[0].columns[0].codec, Codec::kSnappy);
+          for (const ColumnReadOptions& form : {ColumnReadOptions{}, views, dictionary}) {
+            const ColumnData a = want->ReadColumnChunk(0, 0, form);
+            const ColumnData b = got->ReadColumnChunk(0, 0, form);
+            ASSERT_EQ(b.num_values(), a.num_values());
+            ASSERT_EQ(a.num_values(), static_cast<int64_t>(blobs.size()));
+            EXPECT_EQ(b.def_levels(), a.def_levels());
+            for (int64_t i = 0; i < a.num_values(); ++i) {
+              ASSERT_EQ(b.bytes_at(i), a.bytes_at(i)) << "value " << i;
+              ASSERT_EQ(b.bytes_at(i), blobs[static_cast<size_t>(i)]) << "value " << i;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
