@@ -39,7 +39,7 @@ struct Scratch {
   std::vector<int> x0, x1, wx, y0, y1, wy, first;
   std::vector<int16_t> pair;
   std::vector<float> blended[2];     // two horizontally blended source rows, `channels` planes of out_w each
-  std::vector<uint8_t> last_row;     // the source's last row, padded so row kernels may read past its end
+  std::vector<uint8_t> last_row;     // a row near the source's end, padded so row kernels may read past its end
 };
 
 // Horizontal pass first, on each source row the window reads (at most twice, kept in two slots), then a vertical
@@ -80,7 +80,9 @@ void Resample(const uint8_t* src, const ResampleWindow& win, const float* scale,
   const RowTaps taps{s.first.data(), s.pair.data(), out_w};
   const size_t stride = static_cast<size_t>(win.src_w) * C;
   const auto row_at = [&](int r) -> const uint8_t* {
-    if (r < win.src_h - 1) return src + r * stride;  // reading past its end reads the next row
+    // Row kernels may read 2 bytes past a row's end (the rows below hold them), or past 1-pixel rows up to 8 bytes
+    // from their start: rows that close to the end of the source are read from a padded copy.
+    if (static_cast<size_t>(win.src_h - 1 - r) * stride >= 16) return src + r * stride;
     s.last_row.assign(stride + 16, 0);
     std::copy(src + r * stride, src + (r + 1) * stride, s.last_row.begin());
     return s.last_row.data();

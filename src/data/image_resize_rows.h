@@ -17,8 +17,9 @@ struct RowTaps {
 };
 
 /// out[c][x] = row[first[x]][c] * pair[2x] + row[first[x] + 1][c] * pair[2x + 1] for c < channels (1 or 3): integers
-/// of at most 255 * 256, exact as float (as are sums of two of them times weights up to 256: below 2^24). May read up to 8 bytes from the start of a tap's first pixel: the caller keeps `row` readable
-/// 2 bytes past its last pixel. `out` holds `channels` planes of `plane_stride` values each.
+/// of at most 255 * 256, exact as float (as are sums of two of them times weights up to 256: below 2^24). May read
+/// up to 8 bytes from the start of a tap's first pixel: the caller keeps `row` readable that far (2 bytes past its
+/// last pixel when rows have 2 pixels or more). `out` holds `channels` planes of `plane_stride` values each.
 void BlendRow(const uint8_t* row, int channels, const RowTaps& taps, float* out, int plane_stride);
 /// out[x] = round(a[x] * wa + b[x] * wb) for x < n, where a and b hold BlendRow's values, wa + wb = 1 / 256 (the row
 /// weights over 65536: exact) and every result lies in [0, 255].
