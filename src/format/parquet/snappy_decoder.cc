@@ -60,6 +60,65 @@ inline void FastCopy(uint8_t* op, size_t offset, size_t len) {
   }
 }
 
+// Decodes the tag at ip and advances ip and op past it; false on corrupt input. kFast: at least kSnappyFastMargin
+// bytes of input (from ip) and of output (from op) remain, so whole-block reads and writes stay inside the buffers
+// and a tag's extra bytes need no bounds check; otherwise every access is exact.
+template <bool kFast>
+inline bool DecodeTag(const uint8_t*& ip, uint8_t*& op, const uint8_t* ip_end, uint8_t* out, uint8_t* op_end) {
+  const uint8_t tag = *ip++;
+  const uint32_t kind = tag & 3;
+  if (kind == 0) {
+    size_t len = (tag >> 2) + 1;
+    if (kFast && len <= 60) {
+      // Whole blocks: 64 bytes read and written, both within the margins.
+      Copy16(op, ip);
+      Copy16(op + 16, ip + 16);
+      Copy16(op + 32, ip + 32);
+      Copy16(op + 48, ip + 48);
+    } else {
+      if (len > 60) {
+        const size_t extra = len - 60;  // 1..4 little-endian length bytes
+        if (static_cast<size_t>(ip_end - ip) < extra) return false;
+        size_t l = 0;
+        for (size_t k = 0; k < extra; ++k) l |= static_cast<size_t>(ip[k]) << (8 * k);
+        ip += extra;
+        len = l + 1;
+      }
+      if (static_cast<size_t>(ip_end - ip) < len || static_cast<size_t>(op_end - op) < len) return false;
+      std::memcpy(op, ip, len);
+    }
+    ip += len;
+    op += len;
+    return true;
+  }
+  size_t len, offset;
+  if (kind == 1) {
+    if (!kFast && ip >= ip_end) return false;
+    len = ((tag >> 2) & 7) + 4;
+    offset = (static_cast<size_t>(tag >> 5) << 8) | *ip++;
+  } else if (kind == 2) {
+    if (!kFast && ip_end - ip < 2) return false;
+    len = (tag >> 2) + 1;
+    offset = Load16(ip);
+    ip += 2;
+  } else {
+    if (!kFast && ip_end - ip < 4) return false;
+    len = (tag >> 2) + 1;
+    offset = Load32(ip);
+    ip += 4;
+  }
+  if (offset == 0 || offset > static_cast<size_t>(op - out)) return false;
+  if (kFast) {
+    FastCopy(op, offset, len);
+  } else {
+    if (static_cast<size_t>(op_end - op) < len) return false;
+    const uint8_t* src = op - offset;
+    for (size_t k = 0; k < len; ++k) op[k] = src[k];  // byte by byte: overlapping copies repeat the pattern
+  }
+  op += len;
+  return true;
+}
+
 }  // namespace
 
 bool SnappyUncompressedLength(const uint8_t* in, size_t in_size, size_t* length, size_t* header_bytes) {
@@ -84,60 +143,15 @@ bool SnappyDecompress(const uint8_t* in, size_t in_size, uint8_t* out, size_t ou
   uint8_t* op = out;
   uint8_t* const op_end = out + out_size;
 
+  if (in_size >= kSnappyFastMargin && out_size >= kSnappyFastMargin) {
+    const uint8_t* const ip_limit = ip_end - kSnappyFastMargin;
+    uint8_t* const op_limit = op_end - kSnappyFastMargin;
+    while (ip < ip_limit && op < op_limit) {
+      if (!DecodeTag<true>(ip, op, ip_end, out, op_end)) return false;
+    }
+  }
   while (ip < ip_end) {
-    const bool fast = static_cast<size_t>(ip_end - ip) >= kSnappyFastMargin &&
-                      static_cast<size_t>(op_end - op) >= kSnappyFastMargin;
-    const uint8_t tag = *ip++;
-    const uint32_t kind = tag & 3;
-    if (kind == 0) {
-      size_t len = (tag >> 2) + 1;
-      if (len <= 60 && fast) {
-        // Whole blocks: 64 bytes read and written, both within the margins.
-        Copy16(op, ip);
-        Copy16(op + 16, ip + 16);
-        Copy16(op + 32, ip + 32);
-        Copy16(op + 48, ip + 48);
-      } else {
-        if (len > 60) {
-          const size_t extra = len - 60;  // 1..4 little-endian length bytes
-          if (static_cast<size_t>(ip_end - ip) < extra) return false;
-          size_t l = 0;
-          for (size_t k = 0; k < extra; ++k) l |= static_cast<size_t>(ip[k]) << (8 * k);
-          ip += extra;
-          len = l + 1;
-        }
-        if (static_cast<size_t>(ip_end - ip) < len || static_cast<size_t>(op_end - op) < len) return false;
-        std::memcpy(op, ip, len);
-      }
-      ip += len;
-      op += len;
-      continue;
-    }
-    size_t len, offset;
-    if (kind == 1) {
-      if (ip >= ip_end) return false;
-      len = ((tag >> 2) & 7) + 4;
-      offset = (static_cast<size_t>(tag >> 5) << 8) | *ip++;
-    } else if (kind == 2) {
-      if (ip_end - ip < 2) return false;
-      len = (tag >> 2) + 1;
-      offset = Load16(ip);
-      ip += 2;
-    } else {
-      if (ip_end - ip < 4) return false;
-      len = (tag >> 2) + 1;
-      offset = Load32(ip);
-      ip += 4;
-    }
-    if (offset == 0 || offset > static_cast<size_t>(op - out)) return false;
-    if (fast) {
-      FastCopy(op, offset, len);
-    } else {
-      if (static_cast<size_t>(op_end - op) < len) return false;
-      const uint8_t* src = op - offset;
-      for (size_t k = 0; k < len; ++k) op[k] = src[k];  // byte by byte: overlapping copies repeat the pattern
-    }
-    op += len;
+    if (!DecodeTag<false>(ip, op, ip_end, out, op_end)) return false;
   }
   return op == op_end;
 }
