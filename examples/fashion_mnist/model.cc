@@ -24,11 +24,14 @@ NetImpl::NetImpl(NetOptions options) : options_(options) {
 
 at::Tensor NetImpl::forward(const at::Tensor& input) {
   const bool drop = is_training() && options_.dropout;
-  at::Tensor x = at::relu(at::max_pool2d(conv1_->forward(input), {2, 2}));
+  at::Tensor x = conv1_->forward(input);
+  // conv2 and both max-pools then run on NHWC (see NetOptions::channels_last).
+  if (options_.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+  x = at::relu(at::max_pool2d(x, {2, 2}));
   x = conv2_->forward(x);
   if (drop) x = conv2_drop_->forward(x);
   x = at::relu(at::max_pool2d(x, {2, 2}));
-  x = x.view({-1, 320});
+  x = x.reshape({-1, 320});  // a copy into NCHW order when x is channels-last
   x = at::relu(fc1_->forward(x));
   if (drop) x = F::dropout(x, F::DropoutFuncOptions().training(true));
   x = fc2_->forward(x);

@@ -128,7 +128,7 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
   const at::Tensor test_labels = data.test_labels.narrow(0, 0, test_size);
 
   torch::manual_seed(options.seed);
-  Net net(NetOptions{.dropout = options.dropout});
+  Net net(NetOptions{.dropout = options.dropout, .channels_last = options.channels_last});
   if (!options.init_weights.empty()) LoadParameters(net, options.init_weights);
 
   TrainResult result;
