@@ -58,6 +58,13 @@ def main():
         ratio("scaling efficiency, Python DDP, 1 -> 2 ranks", sps("py_2"), 2 * sps("py_1"))
     ratio("samples/s, lakerun / Python DDP, 2 ranks", sps("cpp_2"), sps("py_2"), 1.25)
     ratio("samples/s, lakerun / Python, 1 process", sps("cpp_1"), sps("py_1"))
+    if sps("py_2_cl"):
+        ratio("samples/s, lakerun / Python DDP with channels-last too, 2 ranks (like for like)", sps("cpp_2"),
+              sps("py_2_cl"))
+    if sps("py_1_cl"):
+        ratio("samples/s, lakerun / Python with channels-last too, 1 process", sps("cpp_1"), sps("py_1_cl"))
+    if sps("py_1_cl") and sps("py_2_cl"):
+        ratio("scaling efficiency, Python DDP with channels-last, 1 -> 2 ranks", sps("py_2_cl"), 2 * sps("py_1_cl"))
     if "cpp_2" in runs and "py_2" in runs:
         ratio("peak RSS per rank, lakerun / Python DDP, 2 ranks (max over ranks)",
               max(runs["cpp_2"]["peak_rss_mb"]), max(runs["py_2"]["peak_rss_mb"]), 1.0, higher_better=False)

@@ -41,6 +41,8 @@ def parse_args(argv):
     p.add_argument("--scale-lr", choices=["none", "linear", "sqrt"], default="none")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--no-dropout", action="store_true")
+    p.add_argument("--channels-last", action="store_true",
+                   help="conv1's output and everything after it in channels-last memory, as the C++ example does")
     p.add_argument("--log-interval", type=int, default=10)
     p.add_argument("--eval-every", type=int, default=0)
     p.add_argument("--target-accuracy", type=float, default=0.0)
@@ -158,7 +160,7 @@ def load_split(torch, np, args, prefix):
     return x, y
 
 
-def make_net(torch, dropout):
+def make_net(torch, dropout, channels_last=False):
     nn, F = torch.nn, torch.nn.functional
 
     class Net(nn.Module):
@@ -172,12 +174,15 @@ def make_net(torch, dropout):
 
         def forward(self, x):
             drop = self.training and dropout
-            x = F.relu(F.max_pool2d(self.conv1(x), 2))
+            x = self.conv1(x)
+            if channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            x = F.relu(F.max_pool2d(x, 2))
             x = self.conv2(x)
             if drop:
                 x = self.conv2_drop(x)
             x = F.relu(F.max_pool2d(x, 2))
-            x = x.view(-1, 320)
+            x = x.reshape(-1, 320)
             x = F.relu(self.fc1(x))
             if drop:
                 x = F.dropout(x, training=True)
@@ -215,7 +220,7 @@ def worker(args):
               f"rank, batch {args.batch_size} per rank", flush=True)
 
     torch.manual_seed(args.seed)
-    model = make_net(torch, not args.no_dropout)
+    model = make_net(torch, not args.no_dropout, args.channels_last)
     if args.init_weights:
         model.load_state_dict(torch.load(args.init_weights))
     net = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
