@@ -1,7 +1,7 @@
 // The process-wide context behind Init(): environment detection, store connection, process group.
 #include <lakerun/base/error.h>
 #include <lakerun/base/logging.h>
-#include <lakerun/launch/fork_start.h>
+#include <lakerun/base/fork_point.h>
 
 #include "dist/context_impl.h"
 #include "dist/rank_env.h"
@@ -29,7 +29,7 @@ Context& Init(const InitOptions& options) {
   timeline.entered_ns = RealtimeNs();
   // Under `lakerun launch --start-method fork` this is where the ranks are forked from the template; elsewhere it
   // returns at once.
-  launch::ForkPoint();
+  ::lakerun::ForkPoint();
   timeline.forked_ns = RealtimeNs();
   std::lock_guard<std::mutex> lock(GlobalMutex());
   if (GlobalContext()) return *GlobalContext();

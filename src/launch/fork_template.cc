@@ -11,6 +11,8 @@
 
 namespace lakerun::launch::internal {
 
+using namespace ::lakerun::fork_start;
+
 ForkTemplate::ForkTemplate(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<std::vector<std::string>>& rank_envs,
                            std::vector<std::array<int, 2>> rank_pipes) {

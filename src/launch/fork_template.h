@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/fork_protocol.h"
+#include "base/fork_protocol.h"
 #include "launch/process.h"
 
 namespace lakerun::launch::internal {

@@ -15,7 +15,7 @@
 #include <map>
 #include <mutex>
 
-#include "lakerun/launch/fork_start.h"
+#include "lakerun/base/fork_point.h"
 #include "lakerun/launch/launcher.h"
 #include "lakerun/launch/store.h"
 
@@ -216,7 +216,7 @@ std::vector<std::string> Run(const RunOptions& options, const std::string& funct
 void MaybeRunRank(int argc, char** argv) {
   const char* name = std::getenv(kFunctionEnv);
   if (name == nullptr || *name == '\0') return;
-  ForkPoint();  // RunOptions::start_method == kFork: the ranks are forked here
+  ::lakerun::ForkPoint();  // RunOptions::start_method == kFork: the ranks are forked here
   const std::string function = name;
   ::unsetenv(kFunctionEnv);  // a function that calls Run() itself starts its own, fresh ranks
   const int code = RunRank(function);

@@ -314,7 +314,7 @@ class Attempt {
       if (exit.signal == 0 && exit.exit_code == 0) {
         LAKERUN_THROW(ConfigError, "launch --start-method fork: ", options_.command.front(), " exited with code 0 ",
                       "without reaching its fork point (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or ",
-                      "lakerun::launch::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
+                      "lakerun::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
                       "lakerun, any other program runs with --start-method exec");
       }
       outcome.end = AttemptEnd::kFailure;

@@ -60,7 +60,7 @@ struct RunOptions {
   /// Per-rank log files, as `lakerun launch --log-dir`.
   std::string log_dir;
   /// kFork: the program is re-executed once and the ranks are forked from it in MaybeRunRank(), so libraries load
-  /// once (launcher.h, fork_start.h). main() must call MaybeRunRank() before starting any thread.
+  /// once (launcher.h, lakerun/base/fork_point.h). main() must call MaybeRunRank() before starting any thread.
   StartMethod start_method = StartMethod::kExec;
 };
 

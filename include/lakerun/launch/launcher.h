@@ -28,7 +28,7 @@ enum class StartMethod {
   /// PROGRAM is exec'd once per rank: works for any program, C++ or Python.
   kExec,
   /// PROGRAM is exec'd once, as a template, and the ranks are forked from it when it reaches its fork point
-  /// (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or lakerun::launch::ForkPoint(); see fork_start.h):
+  /// (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or lakerun::ForkPoint(); see lakerun/base/fork_point.h):
   /// libraries are loaded once instead of once per rank. For C++ programs on lakerun only.
   kFork,
 };

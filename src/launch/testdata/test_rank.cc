@@ -1,7 +1,7 @@
 // A rank program for the launcher tests. It does what its flags say, in this order:
 //   --before-fork TEXT     print TEXT on stdout (before the fork point, under fork start)
 //   --thread-before-fork   start a thread that sleeps (so the fork point must refuse)
-//   --fork-point           call lakerun::launch::ForkPoint() (fork start forks the ranks here)
+//   --fork-point           call lakerun::ForkPoint() (fork start forks the ranks here)
 //   --print-env            print the launcher's variables as KEY=VALUE lines on stdout, and PARENT_PID, PGID_IS_PID
 //   --pidfile DIR          write its pid to DIR/rank<RANK>.attempt<LAKERUN_RESTART_COUNT>.pid
 //   --grandchild           fork a child that sleeps in the same process group (its pid goes to the pid file too)
@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "lakerun/launch/fork_start.h"
+#include "lakerun/base/fork_point.h"
 
 namespace {
 
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     std::printf("%s\n", before_fork.c_str());  // left in stdio's buffer: the fork point must flush it once
   }
   if (thread_before_fork) std::thread([] { ::sleep(300); }).detach();
-  if (fork_point) lakerun::launch::ForkPoint();
+  if (fork_point) lakerun::ForkPoint();
   const int rank = EnvInt("RANK");
   const int attempt = EnvInt("LAKERUN_RESTART_COUNT");
   if (print_env) {

@@ -14,13 +14,6 @@
 
 namespace {
 
-std::string ProbePath() {
-  char self[4096] = {0};
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  const std::string path(self, n > 0 ? static_cast<size_t>(n) : 0);
-  return path.substr(0, path.rfind('/') + 1) + "dist_init_probe";
-}
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -35,7 +28,7 @@ TEST(ForkStartProcessTest, RanksForkedInsideInitJoinOneGlooGroup) {
   const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   lakerun::launch::LaunchOptions options;
   options.processes = 3;
-  options.command = {ProbePath()};
+  options.command = {DIST_INIT_PROBE};
   options.start_method = lakerun::launch::StartMethod::kFork;
   options.timeout = std::chrono::seconds(60);
   options.stdout_fd = out_fd;

@@ -1,4 +1,5 @@
-// The fork-start protocol between the launcher and the template process (private to lakerun::launch).
+// The fork-start protocol between the launcher (lakerun::launch) and the template process (ForkPoint(), in base so
+// that lakerun::dist::Init() can be the fork point without depending on the launcher).
 //
 // Under `lakerun launch --start-method fork` the launcher starts PROGRAM once, as a *template*, with one end of a
 // SOCK_SEQPACKET socket pair on the descriptor named by LAKERUN_FORK_FD. When the template reaches the fork point
@@ -22,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-namespace lakerun::launch::internal {
+namespace lakerun::fork_start {
 
 /// Names of the variables a template finds in its environment.
 inline constexpr char kForkFdEnv[] = "LAKERUN_FORK_FD";
@@ -57,4 +58,4 @@ int SendMessage(int socket, std::string_view bytes, const int* fds = nullptr, in
 /// Returns 1 for a message, 0 at end of stream, or -errno (-EMSGSIZE for a message over kMaxForkMessage).
 int ReceiveMessage(int socket, std::string* bytes, std::vector<int>* fds);
 
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::fork_start

@@ -1,5 +1,5 @@
-// The template's side of fork start (fork_start.h, protocol in fork_protocol.h).
-#include "lakerun/launch/fork_start.h"
+// The template's side of fork start (lakerun/base/fork_point.h; protocol in fork_protocol.h).
+#include "lakerun/base/fork_point.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "launch/fork_protocol.h"
+#include "base/fork_protocol.h"
 
-namespace lakerun::launch {
+namespace lakerun {
 namespace {
 
-using internal::kForkFdEnv;
-using internal::kForkLauncherPidEnv;
+using fork_start::kForkFdEnv;
+using fork_start::kForkLauncherPidEnv;
 
 // Thread ids of this process other than the caller's, with their names.
 std::vector<std::string> OtherThreads() {
@@ -48,7 +48,7 @@ std::vector<std::string> OtherThreads() {
 }
 
 [[noreturn]] void FailTemplate(int socket, const std::string& text) {
-  internal::SendMessage(socket, "X" + text);
+  fork_start::SendMessage(socket, "X" + text);
   std::fprintf(stderr, "[lakerun] fork start: %s\n", text.c_str());
   std::fflush(stderr);
   _exit(125);
@@ -100,7 +100,7 @@ void ForkPoint() {
     for (const auto& t : threads) names += (names.empty() ? "" : ", ") + t;
     FailTemplate(socket, std::to_string(threads.size() + 1) +
                              " threads are running at the fork point (lakerun::dist::Init() or "
-                             "lakerun::launch::ForkPoint()), and a fork copies only the calling thread; other "
+                             "lakerun::ForkPoint()), and a fork copies only the calling thread; other "
                              "threads: " + names + ". Start no thread before that point, or use --start-method exec");
   }
   // Buffered output would otherwise be written once per rank.
@@ -111,12 +111,12 @@ void ForkPoint() {
   std::string message;
   std::vector<int> fds;
   while (true) {
-    const int got = internal::ReceiveMessage(socket, &message, &fds);
+    const int got = fork_start::ReceiveMessage(socket, &message, &fds);
     if (got == 0) _exit(0);  // the launcher went away
     if (got < 0) FailTemplate(socket, std::string("reading the launcher's request: ") + std::strerror(-got));
     if (message == "Z") _exit(0);  // every rank forked: leave them to the launcher
-    internal::ForkRequest request;
-    if (!internal::DecodeRequest(message, &request) || fds.size() != 2) {
+    fork_start::ForkRequest request;
+    if (!fork_start::DecodeRequest(message, &request) || fds.size() != 2) {
       FailTemplate(socket, "malformed request from the launcher (" + std::to_string(message.size()) + " bytes, " +
                                std::to_string(fds.size()) + " descriptors)");
     }
@@ -133,14 +133,14 @@ void ForkPoint() {
         ::setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
       }
       for (const std::string& key : request.unset) ::unsetenv(key.c_str());
-      internal::SendMessage(socket, internal::EncodeRankPid('R', request.rank, 0));
+      fork_start::SendMessage(socket, fork_start::EncodeRankPid('R', request.rank, 0));
       ::close(socket);
       return;  // continue as this rank
     }
     ::close(fds[0]);
     ::close(fds[1]);
-    if (internal::SendMessage(socket, internal::EncodeRankPid('F', request.rank, pid)) != 0) _exit(1);
+    if (fork_start::SendMessage(socket, fork_start::EncodeRankPid('F', request.rank, pid)) != 0) _exit(1);
   }
 }
 
-}  // namespace lakerun::launch
+}  // namespace lakerun

@@ -1,4 +1,4 @@
-#include "launch/fork_protocol.h"
+#include "base/fork_protocol.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-namespace lakerun::launch::internal {
+namespace lakerun::fork_start {
 namespace {
 
 std::map<std::string_view, std::string_view> ByKey(const std::vector<std::string>& env) {
@@ -156,4 +156,4 @@ int ReceiveMessage(int socket, std::string* bytes, std::vector<int>* fds) {
   return 1;
 }
 
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::fork_start

@@ -6,6 +6,9 @@
 // that point (copy-on-write). The ranks then continue from ForkPoint() with their own environment (RANK,
 // LOCAL_RANK, ...), their own process group and output, supervised like exec-started ranks.
 //
+// It lives in base, not launch, so that lakerun::dist::Init() can be the fork point: dist and launch are independent
+// modules. The launcher's side is lakerun::launch (launcher.h, StartMethod::kFork).
+//
 // Contract for programs (docs/launch.md):
 //  - call ForkPoint() before starting any thread: a fork copies only the calling thread. lakerun::dist::Init() and
 //    lakerun::launch::MaybeRunRank() call it first thing, so programs that start with either need nothing more;
@@ -15,10 +18,10 @@
 //    Threads that fork-safe libraries stop in their pthread_atfork handlers (OpenBLAS's pool) do not count.
 #pragma once
 
-namespace lakerun::launch {
+namespace lakerun {
 
 /// Outside a fork start: returns at once. In a fork-start template: forks the ranks and returns in each of them;
 /// the template itself never returns (it exits once every rank has been forked).
 void ForkPoint();
 
-}  // namespace lakerun::launch
+}  // namespace lakerun
