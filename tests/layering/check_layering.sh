@@ -2,7 +2,8 @@
 # Enforces the dependency direction of docs/design.md on the sources:
 #  - format, launch and track public headers, and format and track sources, never include torch/ATen/c10;
 #  - no public header includes Thrift, curl, httplib or nlohmann internals;
-#  - base includes nothing from other lakerun modules; a module never includes a module that depends on it.
+#  - base includes nothing from other lakerun modules; a module never includes a module that depends on it,
+#    whether the include is written with quotes or angle brackets.
 set -uo pipefail
 ROOT="${1:?usage: check_layering.sh REPO_ROOT}"
 cd "$ROOT"
@@ -35,7 +36,7 @@ for i in "${!order[@]}"; do
     for dir in "include/lakerun/$mod" "src/$mod"; do
       [[ -d $dir ]] || continue
       while IFS= read -r hit; do report "$hit ($mod must not depend on $later)"; done < <(
-        grep -rnE "#include *\"lakerun/$later/" "$dir")
+        grep -rnE "#include *[\"<]lakerun/$later/" "$dir")
     done
   done
 done
@@ -47,7 +48,7 @@ for pair in "launch:track" "track:launch" "dist:track" "dist:launch" "dist:forma
   for dir in "include/lakerun/$mod" "src/$mod"; do
     [[ -d $dir ]] || continue
     while IFS= read -r hit; do report "$hit ($mod must not depend on $other)"; done < <(
-      grep -rnE "#include *\"lakerun/$other/" "$dir")
+      grep -rnE "#include *[\"<]lakerun/$other/" "$dir")
   done
 done
 if ((fail)); then exit 1; fi
