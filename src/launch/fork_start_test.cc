@@ -73,8 +73,12 @@ TEST_F(ForkStartTest, FirstFailureIsNamedAndNoProcessIsLeft) {
   EXPECT_THAT(Survivors(), ::testing::IsEmpty());
 }
 
+TEST_F(ForkStartTest, SigtermToTheLauncherIsForwardedAndLeavesNoProcess) {
+  SignalTheLauncherOfThreeRanks(SIGTERM, {"--start-method", "fork"}, {"--fork-point"});
+}
+
 TEST_F(ForkStartTest, SigkillToTheLauncherLeavesNoProcess) {
-  SigkillTheLauncherOfThreeRanks({"--start-method", "fork"}, {"--fork-point"});
+  SignalTheLauncherOfThreeRanks(SIGKILL, {"--start-method", "fork"}, {"--fork-point"});
 }
 
 TEST_F(ForkStartTest, MaxRestartsForksTheRanksFromAFreshTemplate) {

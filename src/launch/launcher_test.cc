@@ -154,17 +154,10 @@ TEST_F(LauncherTest, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
 }
 
 TEST_F(LauncherTest, SigtermToTheLauncherIsForwardedAndLeavesNoProcess) {
-  const pid_t launcher =
-      Start({"-n", "3", "--", rank_, "--pidfile", pid_dir(), "--grandchild", "--sleep", "60"});
-  ASSERT_TRUE(WaitForPidFiles(3));
-  ::kill(launcher, SIGTERM);
-  Finished f = Wait(launcher, std::chrono::seconds(30));
-  EXPECT_EQ(f.exit_code, 128 + SIGTERM) << f.err;
-  EXPECT_THAT(f.err, HasSubstr("received SIGTERM; forwarding it to 3 ranks"));
-  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+  SignalTheLauncherOfThreeRanks(SIGTERM, {}, {});
 }
 
-TEST_F(LauncherTest, SigkillToTheLauncherLeavesNoProcess) { SigkillTheLauncherOfThreeRanks({}, {}); }
+TEST_F(LauncherTest, SigkillToTheLauncherLeavesNoProcess) { SignalTheLauncherOfThreeRanks(SIGKILL, {}, {}); }
 
 TEST_F(LauncherTest, TwoConcurrentLaunchesBothSucceed) {
   const pid_t a = Start({"-n", "2", "--", rank_, "--print-env", "--sleep", "0.5"}, "a");

@@ -193,9 +193,10 @@ class LauncherTest : public ::testing::Test {
   }
 
   // Starts `lakerun launch -n 3 LAUNCH_FLAGS -- test_rank RANK_FLAGS` with ranks that each fork a grandchild and
-  // sleep, waits for all six pids, SIGKILLs the launcher and expects none of them to survive it.
-  void SigkillTheLauncherOfThreeRanks(const std::vector<std::string>& launch_flags,
-                                      const std::vector<std::string>& rank_flags) {
+  // sleep, waits for all six pids, sends the launcher `sig` (SIGTERM: forwarded, exit 128+15; SIGKILL: the launcher
+  // dies at once) and expects none of them to survive it.
+  void SignalTheLauncherOfThreeRanks(int sig, const std::vector<std::string>& launch_flags,
+                                     const std::vector<std::string>& rank_flags) {
     std::vector<std::string> args = {"-n", "3"};
     args.insert(args.end(), launch_flags.begin(), launch_flags.end());
     args.insert(args.end(), {"--", rank_});
@@ -204,9 +205,14 @@ class LauncherTest : public ::testing::Test {
     const pid_t launcher = Start(args);
     ASSERT_TRUE(WaitForPidFiles(3));
     ASSERT_EQ(RankPids().size(), 6u);
-    ::kill(launcher, SIGKILL);
+    ::kill(launcher, sig);
     Finished f = Wait(launcher, std::chrono::seconds(30));
-    EXPECT_EQ(f.signal, SIGKILL);
+    if (sig == SIGKILL) {
+      EXPECT_EQ(f.signal, SIGKILL);
+    } else {
+      EXPECT_EQ(f.exit_code, 128 + sig) << f.err;
+      EXPECT_THAT(f.err, ::testing::HasSubstr("received SIGTERM; forwarding it to 3 ranks"));
+    }
     EXPECT_THAT(Survivors(), ::testing::IsEmpty());
   }
 
