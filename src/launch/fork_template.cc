@@ -83,7 +83,9 @@ void ForkTemplate::Flush() {
     const int error = SendMessage(socket_, p.bytes, p.fds.data(), fd_count, MSG_DONTWAIT);
     if (error == EAGAIN || error == EWOULDBLOCK) return;
     if (error == EPIPE || error == ECONNRESET) return;  // the template is gone; its exit status tells why
-    if (error != 0) LAKERUN_THROW(IoError, "launch --start-method fork: sending to the template: ", std::strerror(error));
+    if (error != 0) {
+      LAKERUN_THROW(IoError, "launch --start-method fork: sending to the template: ", std::strerror(error));
+    }
     for (int& fd : p.fds) {
       if (fd >= 0) ::close(fd);
       fd = -1;
