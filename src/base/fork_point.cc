@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,33 @@ std::vector<std::string> OtherThreads() {
   return threads;
 }
 
+// True when `ancestor` is this process's parent, grandparent, ... (a launcher that started PROGRAM through a wrapper
+// such as `sh -c`). Walks /proc/<pid>/stat's parent field.
+bool IsDescendantOf(pid_t ancestor) {
+  pid_t pid = ::getppid();
+  for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+    if (pid == ancestor) return true;
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (f == nullptr) return false;
+    char buffer[512] = {};
+    const size_t n = std::fread(buffer, 1, sizeof(buffer) - 1, f);
+    std::fclose(f);
+    const char* close = std::strrchr(buffer, ')');  // the command name may contain spaces and parentheses
+    if (n == 0 || close == nullptr) return false;
+    char state;
+    int parent;
+    if (std::sscanf(close + 1, " %c %d", &state, &parent) != 2) return false;
+    pid = parent;
+  }
+  return false;
+}
+
+bool IsForkSocket(int fd) {
+  int type = 0;
+  socklen_t length = sizeof(type);
+  return fd >= 0 && ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 && type == SOCK_SEQPACKET;
+}
+
 [[noreturn]] void FailTemplate(int socket, const std::string& text) {
   fork_start::SendMessage(socket, "X" + text);
   std::fprintf(stderr, "[lakerun] fork start: %s\n", text.c_str());
@@ -77,7 +105,7 @@ void ForkPoint() {
   ::fcntl(socket, F_SETFD, FD_CLOEXEC);  // nothing this process or a rank execs inherits it
   ::unsetenv(kForkFdEnv);  // neither the ranks nor their children are templates
   ::unsetenv(kForkLauncherPidEnv);
-  if (socket < 0 || launcher <= 0 || ::getppid() != launcher) {
+  if (launcher <= 0 || !IsForkSocket(socket) || !IsDescendantOf(launcher)) {
     // Not started by a live fork-start launcher (a stale variable): run as a plain process.
     return;
   }

@@ -50,6 +50,21 @@ TEST_F(ForkStartTest, RanksGetTheirOwnEnvironmentProcessGroupAndTheLauncherAsPar
   }
 }
 
+// The template may be a child of a wrapper (`sh -c` that forks instead of exec'ing): the ranks still end up the
+// launcher's children, since the wrapper is no subreaper.
+TEST_F(ForkStartTest, WorksThroughAWrapperThatForksTheProgram) {
+  auto options = ForkOptions(2, {});
+  options.command = {"/bin/sh", "-c", rank_ + " --fork-point --print-env; exit $?"};
+  Finished f = RunInProcess(options);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  auto env = ParseEnv(f.out);
+  ASSERT_EQ(env.size(), 2u) << f.out;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(env[r]["RANK"], std::to_string(r));
+    EXPECT_EQ(env[r]["PARENT_PID"], std::to_string(::getpid()));
+  }
+}
+
 TEST_F(ForkStartTest, CommandLineFlagSelectsIt) {
   Finished f = RunLauncher({"-n", "2", "--start-method", "fork", "--", rank_, "--fork-point", "--print-env"});
   ASSERT_EQ(f.exit_code, 0) << f.err;
