@@ -332,12 +332,13 @@ class ChunkDecoder {
     dict_form_ = false;
   }
 
-  // Required, flat, fixed-width PLAIN pages decompress straight into the output buffer.
+  // Required, flat, fixed-width PLAIN pages decompress straight into the output buffer. Empty pages take the general
+  // path (an empty output buffer has no storage to copy into).
   bool TryDirectPlain(int32_t encoding, std::string_view input, size_t size, bool compressed, int64_t n) {
     const int width = FixedWidth(spec_.type, spec_.type_length);
     if (views_ || dict_form_ || spec_.max_def_level != 0 || spec_.max_rep_level != 0 ||
         encoding != static_cast<int32_t>(Encoding::kPlain) || spec_.type == PhysicalType::kBoolean ||
-        spec_.type == PhysicalType::kByteArray || width <= 0 ||
+        spec_.type == PhysicalType::kByteArray || width <= 0 || size == 0 ||
         static_cast<uint64_t>(n) * static_cast<uint64_t>(width) != size) {
       return false;
     }
