@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/file_system.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "train/trainer_impl.h"
@@ -34,6 +35,16 @@ std::string ReadString(torch::serialize::InputArchive& ar, const std::string& ke
   LAKERUN_CHECK_AS(CorruptDataError, ar.try_read(key, v) && v.isString(), "checkpoint ", path, ": key '", key,
                    "' is missing or not a string");
   return v.toStringRef();
+}
+
+// Reads the checkpoint file at `path` into `ar`; an unreadable archive is CorruptDataError naming the file.
+void LoadArchive(FileSystem& fs, const std::string& path, torch::serialize::InputArchive* ar) {
+  std::istringstream in(fs.ReadFile(path));
+  try {
+    ar->load_from(in);
+  } catch (const c10::Error& e) {
+    LAKERUN_THROW(CorruptDataError, "checkpoint ", path, " cannot be read: ", e.what_without_backtrace());
+  }
 }
 
 }  // namespace
@@ -119,26 +130,16 @@ void Trainer::Impl::LoadWeightsFor(Trainer& t, Module& module, const std::string
                    "\"): no such checkpoint in any ModelCheckpoint directory");
   LAKERUN_CHECK_AS(ConfigError, t.state_.Fs().Exists(resolved), caller, "(ckpt_path=\"", ckpt_path, "\"): ",
                    resolved, " does not exist");
-  std::istringstream in(t.state_.Fs().ReadFile(resolved));
   torch::serialize::InputArchive ar;
-  try {
-    ar.load_from(in);
-  } catch (const c10::Error& e) {
-    LAKERUN_THROW(CorruptDataError, "checkpoint ", resolved, " cannot be read: ", e.what_without_backtrace());
-  }
+  LoadArchive(t.state_.Fs(), resolved, &ar);
   torch::serialize::InputArchive weights;
   ar.read("state_dict", weights);
   module.load(weights);
 }
 
 void Trainer::Impl::LoadCheckpoint(Trainer& t, const std::string& resolved, int64_t max_epochs) {
-  std::istringstream in(t.state_.Fs().ReadFile(resolved));
   torch::serialize::InputArchive ar;
-  try {
-    ar.load_from(in);
-  } catch (const c10::Error& e) {
-    LAKERUN_THROW(CorruptDataError, "checkpoint ", resolved, " cannot be read: ", e.what_without_backtrace());
-  }
+  LoadArchive(t.state_.Fs(), resolved, &ar);
   LAKERUN_CHECK_AS(CorruptDataError, ReadString(ar, "format", resolved) == kFormatVersion, "checkpoint ", resolved,
                    ": unknown format, expected ", kFormatVersion);
   // Lightning's restore order: weights, callbacks, precision state, loops, optimizers and schedulers.
