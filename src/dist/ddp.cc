@@ -2,9 +2,11 @@
 #include <lakerun/dist/ddp.h>
 
 #include <lakerun/base/error.h>
+#include <lakerun/base/logging.h>
 #include <lakerun/dist/collectives.h>
 
 #include "dist/context_impl.h"
+#include "dist/shared_memory_allreduce.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/engine.h>
@@ -33,6 +35,7 @@ class DistributedDataParallel::Reducer {
   void Finalize();
   std::vector<std::vector<std::string>> BucketNames() const;
   DdpStepStats Stats() const;
+  std::string Transport() const;
 
   std::atomic<bool> sync_enabled{true};
 
@@ -52,9 +55,13 @@ class DistributedDataParallel::Reducer {
     at::Tensor flat;
     std::size_t pending = 0;
     compat::WorkPtr work;
+    int shared = -1;       // index in shared_, or -1: through the process group
+    bool started = false;  // launched through shared_ and not finished yet
   };
 
   void BuildBuckets(const DdpOptions& options);
+  void SetUpSharedMemory();
+  void WaitForBucket(Bucket& bucket);
   void Launch(Bucket& bucket);
   void LaunchReadyBuckets();
   void Reset();
@@ -66,6 +73,7 @@ class DistributedDataParallel::Reducer {
   bool distributed_;
   std::vector<Param> params_;
   std::vector<Bucket> buckets_;
+  std::unique_ptr<SharedMemoryAllReduce> shared_;  // null: every bucket goes through the process group
   std::size_t next_launch_ = 0;
   std::size_t ready_count_ = 0;  // parameters whose gradient arrived in this backward
   DdpStepStats step_stats_, last_stats_;
@@ -89,6 +97,7 @@ DistributedDataParallel::Reducer::Reducer(Context& ctx, torch::nn::Module& modul
   }
   BroadcastState(module);
   BuildBuckets(options);
+  if (distributed_ && options.shared_memory) SetUpSharedMemory();
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Param& p = params_[i];
     p.accumulator = torch::autograd::impl::grad_accumulator(p.variable);
@@ -105,7 +114,8 @@ DistributedDataParallel::Reducer::~Reducer() {
   for (Param& p : params_) {
     if (p.accumulator) p.accumulator->del_post_hook(p.hook_key);
   }
-  // Never leave a collective running on buffers about to be freed.
+  // Never leave a collective running on buffers about to be freed. (Peers only read this rank's shared slot
+  // through their own mapping of the segment, which outlives this one.)
   for (Bucket& b : buckets_) {
     if (b.work) {
       try {
@@ -169,8 +179,37 @@ void DistributedDataParallel::Reducer::BuildBuckets(const DdpOptions& options) {
   }
 }
 
+// Buckets that qualify move into one shared segment: their flat buffer becomes this rank's slot there.
+void DistributedDataParallel::Reducer::SetUpSharedMemory() {
+  std::vector<SharedBufferSpec> specs;
+  for (Bucket& b : buckets_) {
+    if (b.flat.device().is_cpu() && SharedMemoryAllReduce::Supports(b.flat.scalar_type())) {
+      b.shared = static_cast<int>(specs.size());
+      specs.push_back({b.flat.scalar_type(), b.flat.numel()});
+    }
+  }
+  std::string why_not;
+  shared_ = SharedMemoryAllReduce::Create(ctx_, specs, &why_not);
+  if (!shared_) {
+    for (Bucket& b : buckets_) b.shared = -1;
+    if (ctx_.rank() == 0 && !specs.empty()) {
+      LAKERUN_LOG(Info) << "DistributedDataParallel: gradients go through " << ctx_.backend()
+                        << ", not shared memory: " << why_not;
+    }
+    return;
+  }
+  for (Bucket& b : buckets_) {
+    if (b.shared >= 0) b.flat = shared_->input(static_cast<std::size_t>(b.shared)).zero_();
+  }
+}
+
 void DistributedDataParallel::Reducer::Launch(Bucket& bucket) {
   if (!distributed_) return;
+  if (bucket.shared >= 0) {
+    shared_->Start(static_cast<std::size_t>(bucket.shared));
+    bucket.started = true;
+    return;
+  }
   try {
     std::vector<at::Tensor> tensors{bucket.flat};
     ::c10d::AllreduceOptions options;
@@ -214,11 +253,32 @@ void DistributedDataParallel::Reducer::OnGradReady(std::size_t index) {
   if (--bucket.pending == 0) LaunchReadyBuckets();
 }
 
+// Completes a launched bucket's all-reduce; afterwards flat holds the average over ranks.
+void DistributedDataParallel::Reducer::WaitForBucket(Bucket& bucket) {
+  if (bucket.shared >= 0) {
+    if (!bucket.started) return;
+    bucket.started = false;
+    auto i = static_cast<std::size_t>(bucket.shared);
+    shared_->Finish(i);
+    // Every peer has finished reading this rank's slot, so the average may overwrite it.
+    at::div_out(bucket.flat, shared_->sum(i), at::scalar_tensor(ctx_.world_size(), at::kDouble));
+    return;
+  }
+  if (!bucket.work) return;
+  try {
+    compat::Wait(bucket.work, ctx_.timeout());
+  } catch (const std::exception& e) {
+    RethrowCollectiveError(ctx_, "DDP gradient all_reduce", e);
+  }
+  bucket.flat.div_(ctx_.world_size());
+}
+
 void DistributedDataParallel::Reducer::Reset() {
   for (Param& p : params_) p.ready = p.twice = false;
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
     b.work.reset();
+    b.started = false;
   }
   next_launch_ = 0;
   ready_count_ = 0;
@@ -239,11 +299,9 @@ void DistributedDataParallel::Reducer::Finalize() {
     // Leave nothing in flight, then report. Buckets holding an unused parameter were never launched on any rank
     // that saw the same graph, so peers fail the same way instead of waiting.
     for (Bucket& b : buckets_) {
-      if (b.work) {
-        try {
-          compat::Wait(b.work, ctx_.timeout());
-        } catch (const std::exception&) {
-        }
+      try {
+        WaitForBucket(b);
+      } catch (const std::exception&) {
       }
     }
     Reset();
@@ -287,12 +345,11 @@ void DistributedDataParallel::Reducer::Finalize() {
     at::NoGradGuard no_grad;
     for (Bucket& b : buckets_) {
       try {
-        compat::Wait(b.work, ctx_.timeout());
-      } catch (const std::exception& e) {
+        WaitForBucket(b);
+      } catch (...) {
         Reset();
-        RethrowCollectiveError(ctx_, "DDP gradient all_reduce", e);
+        throw;
       }
-      b.flat.div_(ctx_.world_size());
       for (std::size_t q : b.params) {
         Param& p = params_[q];
         if (used_count.defined() && used_count.data_ptr<int>()[q] == 0) continue;
@@ -331,6 +388,14 @@ DdpStepStats DistributedDataParallel::Reducer::Stats() const {
   return last_stats_;
 }
 
+std::string DistributedDataParallel::Reducer::Transport() const {
+  if (!distributed_) return "none";
+  bool any_shared = false, any_group = false;
+  for (const Bucket& b : buckets_) (b.shared >= 0 ? any_shared : any_group) = true;
+  if (any_shared && any_group) return "shared memory + " + ctx_.backend();
+  return any_shared ? "shared memory" : ctx_.backend();
+}
+
 DistributedDataParallel::DistributedDataParallel(Context& ctx, std::shared_ptr<torch::nn::Module> module,
                                                  DdpOptions options)
     : module_(std::move(module)) {
@@ -347,6 +412,8 @@ std::vector<std::vector<std::string>> DistributedDataParallel::BucketParameterNa
 }
 
 DdpStepStats DistributedDataParallel::LastStepStats() const { return reducer_->Stats(); }
+
+std::string DistributedDataParallel::GradientTransport() const { return reducer_->Transport(); }
 
 DistributedDataParallel::NoSyncScope::NoSyncScope(DistributedDataParallel& ddp)
     : ddp_(ddp), previous_(ddp.reducer_->sync_enabled) {

@@ -97,6 +97,7 @@ void ExpectClose(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>
 struct DdpCase {
   int world;
   int64_t first_cap, cap;
+  bool shared_memory;
 };
 
 class DdpEquivalenceTest : public ::testing::TestWithParam<DdpCase> {};
@@ -116,7 +117,9 @@ TEST_P(DdpEquivalenceTest, ShardsGiveTheSameParametersAsOneProcessAndStayBitwise
     DdpOptions options;
     options.first_bucket_cap_bytes = c.first_cap;
     options.bucket_cap_bytes = c.cap;
+    options.shared_memory = c.shared_memory;
     DistributedDataParallel ddp(ctx, net, options);
+    EXPECT_EQ(ddp.GradientTransport(), c.shared_memory ? "shared memory" : "gloo");
     buckets[ctx.rank()] = ddp.BucketParameterNames().size();
     torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.5));
     for (int s = 0; s < kSteps; ++s) {
@@ -134,7 +137,9 @@ TEST_P(DdpEquivalenceTest, ShardsGiveTheSameParametersAsOneProcessAndStayBitwise
     }
   }, std::chrono::seconds(30));
   for (int r = 1; r < c.world; ++r) EXPECT_EQ(buckets[r], buckets[0]);
-  if (c.cap < 1000) EXPECT_GT(buckets[0], 2u);
+  if (c.cap < 1000) {
+    EXPECT_GT(buckets[0], 2u);
+  }
   for (int s = 0; s < kSteps; ++s) {
     for (int r = 1; r < c.world; ++r) {
       for (std::size_t i = 0; i < per_step[s][0].size(); ++i) {
@@ -146,11 +151,12 @@ TEST_P(DdpEquivalenceTest, ShardsGiveTheSameParametersAsOneProcessAndStayBitwise
 }
 
 INSTANTIATE_TEST_SUITE_P(WorldsAndBuckets, DdpEquivalenceTest,
-                         ::testing::Values(DdpCase{2, 1 << 20, 25 << 20}, DdpCase{2, 64, 256},
-                                           DdpCase{3, 64, 256}, DdpCase{3, 1 << 20, 25 << 20}),
+                         ::testing::Values(DdpCase{2, 1 << 20, 25 << 20, true}, DdpCase{2, 64, 256, true},
+                                           DdpCase{3, 64, 256, true}, DdpCase{3, 1 << 20, 25 << 20, true},
+                                           DdpCase{2, 1 << 20, 25 << 20, false}, DdpCase{3, 64, 256, false}),
                          [](const auto& info) {
                            return "world" + std::to_string(info.param.world) + "_cap" +
-                                  std::to_string(info.param.cap);
+                                  std::to_string(info.param.cap) + (info.param.shared_memory ? "_shm" : "_gloo");
                          });
 
 TEST(DdpTest, BucketsFollowReverseRegistrationOrderAndCaps) {

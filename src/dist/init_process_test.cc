@@ -6,6 +6,7 @@
 #include "lakerun_testing/ports.h"
 #include "lakerun_testing/temp_dir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -203,6 +204,68 @@ TEST(InitProcessTest, StoreThatNeverAppearsIsCommTimeout) {
   std::vector<Result> r = RunProbes({e1}, std::chrono::seconds(20));
   EXPECT_EQ(r[0].code, 3) << r[0].output;
   EXPECT_THAT(r[0].output, ::testing::HasSubstr("rank 1 could not reach the rendezvous store at 127.0.0.1:"));
+}
+
+// Segments of this job left in /dev/shm (their names carry rank 0's pid).
+std::vector<std::string> SharedSegmentsOf(pid_t rank0) {
+  std::vector<std::string> found;
+  std::string prefix = "lakerun-allreduce-" + std::to_string(rank0) + "-";
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* entry = readdir(dir)) {
+      if (std::string(entry->d_name).rfind(prefix, 0) == 0) found.push_back(entry->d_name);
+    }
+    closedir(dir);
+  }
+  return found;
+}
+
+TEST(InitProcessTest, DdpAllReducesThroughSharedMemoryAcrossProcesses) {
+  int port = lakerun::testing::FreeLoopbackPort();
+  std::vector<Env> envs;
+  for (int rank = 0; rank < 3; ++rank) {
+    envs.push_back(Torchrun(rank, 3, port));
+    envs.back()["LAKERUN_PROBE_DDP_STEPS"] = "5";
+  }
+  std::vector<Result> shm = RunProbes(envs);
+  for (Env& e : envs) e["LAKERUN_PROBE_DDP_SHM"] = "0";
+  std::vector<Result> gloo = RunProbes(envs);
+  auto checksum = [](const std::string& output) { return std::stod(output.substr(output.find("checksum=") + 9)); };
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(shm[i].code, 0) << shm[i].output;
+    ASSERT_EQ(gloo[i].code, 0) << gloo[i].output;
+    EXPECT_THAT(shm[i].output, ::testing::HasSubstr("ddp transport=shared memory checksum="));
+    EXPECT_THAT(gloo[i].output, ::testing::HasSubstr("ddp transport=gloo checksum="));
+    // Bitwise the same model on every rank; the same training as through Gloo up to summation order.
+    EXPECT_EQ(shm[i].output.substr(shm[i].output.find("checksum=")),
+              shm[0].output.substr(shm[0].output.find("checksum=")));
+    EXPECT_NEAR(checksum(shm[i].output), checksum(gloo[i].output), 1e-5 * std::abs(checksum(gloo[i].output)));
+  }
+}
+
+TEST(InitProcessTest, DdpPeerThatDiesIsNamedBeforeTheTimeout) {
+  int port = lakerun::testing::FreeLoopbackPort();
+  std::vector<Env> envs;
+  for (int rank = 0; rank < 2; ++rank) {
+    envs.push_back(Torchrun(rank, 2, port));
+    envs.back()["LAKERUN_PROBE_DDP_STEPS"] = "5";
+    envs.back()["LAKERUN_PROBE_EXIT_RANK"] = "1";
+    envs.back()["LAKERUN_PROBE_EXIT_STEP"] = "2";
+    envs.back()["LAKERUN_PROBE_TIMEOUT_MS"] = "30000";
+  }
+  lakerun::testing::TempDir dir;
+  std::vector<Process> procs;
+  for (int i = 0; i < 2; ++i) procs.push_back(Spawn({ProbePath()}, envs[i], dir.Join("rank" + std::to_string(i))));
+  auto began = std::chrono::steady_clock::now();
+  int code0 = Wait(procs[0], began + std::chrono::seconds(40));
+  auto took = std::chrono::steady_clock::now() - began;
+  int code1 = Wait(procs[1], began + std::chrono::seconds(40));
+  std::string out0 = Read(procs[0].log);
+  EXPECT_EQ(code1, 7);
+  EXPECT_EQ(code0, 4) << out0;  // DistError, not CommTimeout (3)
+  EXPECT_THAT(out0, ::testing::HasSubstr("rank 0 of 2: DDP gradient all_reduce through shared memory"));
+  EXPECT_THAT(out0, ::testing::HasSubstr("rank 1 (pid " + std::to_string(procs[1].pid) + ") exited"));
+  EXPECT_LT(took, std::chrono::seconds(15)) << "the dead peer was only noticed by the timeout";
+  EXPECT_THAT(SharedSegmentsOf(procs[0].pid), ::testing::IsEmpty());
 }
 
 TEST(InitProcessTest, SlurmStepAndBatchScript) {

@@ -12,7 +12,9 @@
 
 namespace lakerun::dist::testing {
 
-void RunRanks(int world, const std::function<void(Context&)>& body, std::chrono::milliseconds timeout) {
+void RunRanks(int world, const std::function<void(Context&)>& body, std::chrono::milliseconds timeout,
+              int ranks_per_host) {
+  if (ranks_per_host <= 0) ranks_per_host = world;
   auto store = c10::make_intrusive<::c10d::HashStore>();
   store->setTimeout(timeout);
   std::vector<std::exception_ptr> errors(world);
@@ -24,8 +26,8 @@ void RunRanks(int world, const std::function<void(Context&)>& body, std::chrono:
         env.launcher = Launcher::kNone;
         env.rank = rank;
         env.world_size = world;
-        env.local_rank = rank;
-        env.local_world_size = world;
+        env.local_rank = rank % ranks_per_host;
+        env.local_world_size = ranks_per_host;
         env.master_addr = "127.0.0.1";  // Gloo binds loopback: the route to 127.0.0.1
         env.master_port = 1;
         InitOptions options;

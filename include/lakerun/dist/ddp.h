@@ -19,6 +19,9 @@
 //   into the parameters' .grad. FinishGradientSync() does the same explicitly and is a no-op when nothing is pending.
 // - Inside a NoSync() scope hooks do nothing: .grad accumulates locally and the next backward outside the scope
 //   averages the accumulated gradients.
+// - When every rank runs on this host, CPU float/double buckets are all-reduced through one shared-memory segment
+//   (each rank sums a chunk of every rank's bucket; no loopback TCP, no communication threads) unless
+//   DdpOptions::shared_memory is off; anything else goes through the process group (Gloo or NCCL).
 // - A parameter without a gradient in a synchronized backward is an error (DistError naming the parameters) unless
 //   find_unused_parameters is set: then missing gradients count as zero on that rank, and a parameter no rank used
 //   keeps its .grad untouched on every rank.
@@ -47,6 +50,10 @@ struct DdpOptions {
   bool find_unused_parameters = false;
   /// After each synchronized backward, copy rank 0's buffers (e.g. batch-norm statistics) to every rank.
   bool broadcast_buffers = true;
+  /// All-reduce CPU float/double buckets through shared memory when every rank runs on this host. The job falls
+  /// back to the process group when it cannot (ranks on several hosts, no room in /dev/shm); GradientTransport()
+  /// says which one is in use.
+  bool shared_memory = true;
 };
 
 /// What the last synchronized backward did (for inspection and tests).
@@ -92,6 +99,9 @@ class DistributedDataParallel {
   std::vector<std::vector<std::string>> BucketParameterNames() const;
   /// Statistics of the last synchronized backward.
   DdpStepStats LastStepStats() const;
+  /// How gradients travel: "shared memory", the process group's backend ("gloo", "nccl"), "shared memory + gloo"
+  /// when only some buckets qualify, or "none" at world size 1.
+  std::string GradientTransport() const;
 
  private:
   class Reducer;
