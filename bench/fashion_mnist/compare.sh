@@ -10,7 +10,8 @@
 #              C++ 2 ranks under `lakerun launch --start-method $START` (default fork: the ranks are forked from one
 #              process at lakerun::dist::Init(); START=exec execs each), Python 2 ranks under torch's elastic_launch
 #              (torchrun's engine). The C++ example keeps activations channels-last; the Python peer runs as the
-#              seed wrote it (NCHW) and again with --channels-last (py_*_cl), like for like.
+#              seed wrote it (NCHW) and again with --channels-last (py_*_cl), like for like. C++ 2 ranks all-reduce
+#              through shared memory (both ranks are on this host), and again through Gloo (cpp_2_gloo).
 #   accuracy:  2 ranks in each language, lr TTA_LR (default 0.05), evaluated every 100 steps until test accuracy 0.85
 #              (at most TTA_EPOCHS epochs, default 15): wall time from the command's start.
 #   BLAS:      1 rank, C++ and Python, with the reference BLAS vs OpenBLAS first on LD_LIBRARY_PATH.
@@ -75,6 +76,8 @@ echo "== speed: $SPEED_STEPS steps, lr 0.001, batch 100 per rank, 1 thread per r
 run cpp_1 -- "$PROGRAM" "${COMMON[@]}"
 run py_1 -- "$PY" "$HERE/ddp_peer.py" "${COMMON[@]}"
 run cpp_2 -- "$LAUNCHER" launch -n 2 --start-method "$START" -- "$PROGRAM" "${COMMON[@]}"
+# The same with gradients through Gloo, as Python's DDP sends them (cpp_2 uses shared memory: both ranks are local).
+run cpp_2_gloo -- "$LAUNCHER" launch -n 2 --start-method "$START" -- "$PROGRAM" "${COMMON[@]}" --gradients-via-gloo
 run py_2 -- "$PY" "$HERE/ddp_peer.py" --nproc 2 --launcher elastic "${COMMON[@]}"
 # Like for like: the C++ example keeps activations channels-last (NetOptions::channels_last); so does this peer run.
 run py_1_cl -- "$PY" "$HERE/ddp_peer.py" --channels-last "${COMMON[@]}"

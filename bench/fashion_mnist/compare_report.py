@@ -65,6 +65,12 @@ def main():
         ratio("samples/s, lakerun / Python with channels-last too, 1 process", sps("cpp_1"), sps("py_1_cl"))
     if sps("py_1_cl") and sps("py_2_cl"):
         ratio("scaling efficiency, Python DDP with channels-last, 1 -> 2 ranks", sps("py_2_cl"), 2 * sps("py_1_cl"))
+    if sps("cpp_2_gloo"):
+        ratio("samples/s, lakerun gradients through Gloo / Python DDP with channels-last, 2 ranks", sps("cpp_2_gloo"),
+              sps("py_2_cl"))
+        ratio("samples/s, lakerun shared memory / lakerun Gloo, 2 ranks", sps("cpp_2"), sps("cpp_2_gloo"))
+        if sps("cpp_1"):
+            ratio("scaling efficiency, lakerun through Gloo, 1 -> 2 ranks", sps("cpp_2_gloo"), 2 * sps("cpp_1"))
     if "cpp_2" in runs and "py_2" in runs:
         ratio("peak RSS per rank, lakerun / Python DDP, 2 ranks (max over ranks)",
               max(runs["cpp_2"]["peak_rss_mb"]), max(runs["py_2"]["peak_rss_mb"]), 1.0, higher_better=False)

@@ -43,6 +43,8 @@ Trains PyTorch's MNIST CNN on Fashion-MNIST on one process, or on every rank of 
   --threads N              intra-op threads per rank (OMP_NUM_THREADS, else 1)
   --no-dropout             keep dropout in eval mode (for the bit-level cross-check with Python)
   --nchw                   keep activations NCHW (default: channels-last after conv1, ~1.4x faster steps)
+  --gradients-via-gloo     all-reduce gradients through Gloo even when every rank is on this host (default: shared
+                           memory there, see DdpOptions::shared_memory)
   --log-interval N         print the loss every N steps (10)
   --eval-every N           also evaluate every N steps (0: after each epoch only)
   --target-accuracy X      stop once the test accuracy reaches X (0: never)
@@ -93,6 +95,7 @@ ExampleOptions ParseOptions(int argc, const char* const* argv) {
              {{"--resume", [&] { o.resume = true; }},
               {"--no-dropout", [&] { o.dropout = false; }},
               {"--nchw", [&] { o.channels_last = false; }},
+              {"--gradients-via-gloo", [&] { o.shared_memory_gradients = false; }},
               {"--no-tracking", [&] { o.tracking = false; }},
               {"--no-log-model", [&] { o.log_model = false; }},
               // the bare flag; the value form goes through with_value

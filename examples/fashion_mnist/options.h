@@ -30,6 +30,7 @@ struct ExampleOptions {
   int threads = 0;             ///< intra-op threads; 0: OMP_NUM_THREADS if set, else 1
   bool dropout = true;         ///< --no-dropout: dropout in eval mode (only for the cross-check with Python)
   bool channels_last = true;   ///< --nchw: activations in NCHW, as the Python peer keeps them (NetOptions)
+  bool shared_memory_gradients = true;  ///< --gradients-via-gloo: DdpOptions::shared_memory off
   int log_interval = 10;       ///< print the loss every this many steps
   int64_t eval_every = 0;      ///< evaluate on the test set every this many steps (0: only after each epoch)
   double target_accuracy = 0;  ///< stop once the test accuracy reaches this (0: never)

@@ -23,6 +23,7 @@ TEST(ExampleOptionsTest, DefaultsArePyTorchsMnistExample) {
   EXPECT_EQ(o.sampler_seed, 0u);
   EXPECT_TRUE(o.dropout);
   EXPECT_EQ(o.scale_lr, dist::LrScaling::kNone);
+  EXPECT_TRUE(o.shared_memory_gradients);
 }
 
 TEST(ExampleOptionsTest, ParsesBothFlagForms) {
@@ -40,6 +41,7 @@ TEST(ExampleOptionsTest, ParsesBothFlagForms) {
   EXPECT_EQ(o.threads, 2);
   EXPECT_EQ(o.data_dir, "/d");
   EXPECT_EQ(Parse({"--scale-lr=sqrt"}).scale_lr, dist::LrScaling::kSqrt);
+  EXPECT_FALSE(Parse({"--gradients-via-gloo"}).shared_memory_gradients);
 }
 
 TEST(ExampleOptionsTest, BadFlagsNameTheFlagAndValue) {

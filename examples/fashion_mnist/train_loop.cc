@@ -150,7 +150,11 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
   }
 
   // Broadcasts rank 0's parameters, so every replica starts from the same weights whatever each rank loaded.
-  dist::DistributedDataParallel ddp(ctx, net.ptr());
+  dist::DistributedDataParallel ddp(ctx, net.ptr(), dist::DdpOptions{.shared_memory = options.shared_memory_gradients});
+  if (leader && world > 1) {
+    std::printf("Gradients all-reduced through %s\n", ddp.GradientTransport().c_str());
+    std::fflush(stdout);
+  }
   if (leader && !options.save_initial_weights.empty()) SaveParametersForPython(net, options.save_initial_weights);
 
   dist::DistributedSampler sampler(train_size, rank, world, dist::SamplerOptions{.seed = options.sampler_seed});
