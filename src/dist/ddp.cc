@@ -188,6 +188,11 @@ void DistributedDataParallel::Reducer::SetUpSharedMemory() {
       specs.push_back({b.flat.scalar_type(), b.flat.numel()});
     }
   }
+  // Set-up talks through the process group's all-gather, which needs a CPU backend; a GPU job keeps NCCL throughout.
+  if (specs.empty() || !ctx_.device().is_cpu()) {
+    for (Bucket& b : buckets_) b.shared = -1;
+    return;
+  }
   std::string why_not;
   shared_ = SharedMemoryAllReduce::Create(ctx_, specs, &why_not);
   if (!shared_) {

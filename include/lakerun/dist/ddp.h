@@ -50,9 +50,9 @@ struct DdpOptions {
   bool find_unused_parameters = false;
   /// After each synchronized backward, copy rank 0's buffers (e.g. batch-norm statistics) to every rank.
   bool broadcast_buffers = true;
-  /// All-reduce CPU float/double buckets through shared memory when every rank runs on this host. The job falls
-  /// back to the process group when it cannot (ranks on several hosts, no room in /dev/shm); GradientTransport()
-  /// says which one is in use.
+  /// All-reduce CPU float/double buckets through shared memory when every rank runs on this host and the process
+  /// group is Gloo (a job on NCCL keeps NCCL for everything). The job falls back to the process group when it
+  /// cannot (ranks on several hosts, no room in /dev/shm); GradientTransport() says which one is in use.
   bool shared_memory = true;
 };
 
