@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "error_context.h"
+#include "scratch_pool.h"
 #include "lakerun/base/error.h"
 #include "spaced_column.h"
 #include "lakerun/format/delta/deletion_vector.h"
@@ -206,13 +207,6 @@ size_t ChunkBytes(const ColumnChunk& chunk, uint64_t rows) {
   return bytes;
 }
 
-// Per decoding thread: the chunk's raw bytes and decompressed pages, reused from one ReadColumnChunk to the next
-// instead of freshly allocated (and page-faulted) memory every time.
-pq::ReadScratch& ThreadScratch() {
-  thread_local pq::ReadScratch scratch;
-  return scratch;
-}
-
 class ParquetTableSource final : public RowSource {
  public:
   ParquetTableSource(std::vector<DataFile> files, const TableOptions& options,
@@ -299,6 +293,9 @@ class ParquetTableSource final : public RowSource {
   std::shared_ptr<const UnitData> ReadUnitWith(size_t index, const UnitReadOptions& options) const override {
     const Unit& unit = units_.at(index);
     const pq::ParquetFile& file = *files_[unit.file].file;
+    // The chunk's raw bytes and decompressed pages go to memory earlier decodes (of any thread or loader) used,
+    // instead of freshly allocated and page-faulted memory every time (scratch_pool.h).
+    const ScratchPool::Lease scratch = scratch_.Borrow();
     auto out = std::make_shared<UnitData>();
     out->rows = unit.rg_rows;
     for (size_t c = 0; c < infos_.size(); ++c) {
@@ -310,7 +307,7 @@ class ParquetTableSource final : public RowSource {
       pq::ColumnReadOptions read;
       read.byte_views = options.allow_views && !layout.is_list && unit.deleted.empty() &&
                         (info.type == ElementType::kBinary || info.type == ElementType::kUInt8);
-      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), &ThreadScratch(), read);
+      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), scratch.get(), read);
       const std::string where = StrCat(DescribeUnit(index), " column '", info.name, "'");
       ColumnChunk chunk;
       if (layout.is_list) {
@@ -384,6 +381,7 @@ class ParquetTableSource final : public RowSource {
   }
 
   std::vector<DataFile> files_;
+  mutable ScratchPool scratch_;  // decode memory, lent to one ReadUnitWith at a time
   std::vector<std::vector<ColumnLayout>> layouts_;  // per file, per projected column
   std::vector<ColumnInfo> infos_;
   std::vector<Unit> units_;

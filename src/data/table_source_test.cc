@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 
 #include <map>
+#include <thread>
+#include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/fault_injection.h"
@@ -98,6 +100,44 @@ TEST(TableSourceTest, FolderOfFilesWithUnevenRowGroupsFeedsEveryRankExactlyOnce)
     EXPECT_EQ(counts.size(), static_cast<size_t>(140 - 140 % world)) << world;
     for (const auto& [id, c] : counts) ASSERT_EQ(c, 1) << id;
   }
+}
+
+// Every batch of one epoch (tensors by name), in order.
+std::vector<std::map<std::string, at::Tensor>> Epoch(const std::shared_ptr<RowSource>& source, size_t threads) {
+  LoaderOptions o;
+  o.batch_size = 9;
+  o.num_threads = threads;
+  o.seed = 3;
+  Loader loader(source, o);
+  std::vector<std::map<std::string, at::Tensor>> out;
+  while (auto b = loader.Next()) out.push_back(b->tensors);
+  return out;
+}
+
+void ExpectSameBatches(const std::vector<std::map<std::string, at::Tensor>>& a,
+                       const std::vector<std::map<std::string, at::Tensor>>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size(), b[i].size()) << "batch " << i;
+    for (const auto& [name, t] : a[i]) EXPECT_TRUE(at::equal(t, b[i].at(name))) << "batch " << i << " " << name;
+  }
+}
+
+TEST(TableSourceTest, LoadersSharingASourceDecodeIndependently) {
+  // Decodes of every loader over one source share its decode memory (scratch_pool.h): loaders running at the same
+  // time, and one after another, see exactly what a loader of their own would.
+  testing::TempDir dir;
+  WriteFile(LocalFileSystem(), dir.Join("t.parquet"), 0, 500, 50);
+  auto shared = OpenTable(dir.Join("t.parquet"));
+  const auto expected = Epoch(OpenTable(dir.Join("t.parquet")), 2);
+  std::vector<std::vector<std::map<std::string, at::Tensor>>> got(3);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) {
+    threads.emplace_back([&, i] { got[i] = Epoch(shared, i); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const auto& g : got) ExpectSameBatches(g, expected);
+  ExpectSameBatches(Epoch(shared, 1), expected);
 }
 
 TEST(TableSourceTest, OneRowGroupOnEightRanksAndProjection) {
