@@ -432,7 +432,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     for (std::string& p : paths) files.push_back(DataFile{std::move(p), 0, 0, nullptr, {}});
   }
   for (DataFile& file : files) {
-    file.file = pq::ParquetFile::Open(fs, file.path);
+    pq::ReaderOptions reader;
+    reader.memory_map = options.memory_map;
+    file.file = pq::ParquetFile::Open(fs, file.path, reader);
     file.size = file.file->file_size();
     if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
   }

@@ -123,6 +123,53 @@ void ExpectSameBatches(const std::vector<std::map<std::string, at::Tensor>>& a,
   }
 }
 
+TEST(TableSourceTest, MappedAndReadFilesGiveTheSameBatches) {
+  testing::TempDir dir;
+  WriteFile(LocalFileSystem(), dir.Join("snappy.parquet"), 0, 300, 40);
+  TableOptions mapped, read;
+  read.memory_map = false;
+  for (size_t threads : {0, 2}) {
+    const auto expected = Epoch(OpenTable(dir.Join("snappy.parquet"), read), threads);
+    ASSERT_EQ(expected.size(), 34u);
+    ExpectSameBatches(Epoch(OpenTable(dir.Join("snappy.parquet"), mapped), threads), expected);
+  }
+  // Stored uncompressed: byte values are views straight into the mapping, which must outlive the source.
+  pq::Schema schema = pq::Schema::FromFields(
+      {pq::Leaf("id", pq::PhysicalType::kInt64),
+       pq::Leaf("image", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 3)});
+  pq::WriterOptions plain;
+  plain.codec = pq::Codec::kUncompressed;
+  {
+    pq::ParquetWriter writer(LocalFileSystem(), dir.Join("plain.parquet"), schema, plain);
+    for (int64_t begin = 0; begin < 100; begin += 30) {
+      std::vector<int64_t> ids;
+      std::vector<std::string> images;
+      for (int64_t i = begin; i < std::min<int64_t>(100, begin + 30); ++i) {
+        ids.push_back(i);
+        images.push_back(std::string(3, static_cast<char>(i)));
+      }
+      writer.WriteRowGroup({pq::ColumnData::Int64s(ids),
+                            pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 3, images)});
+    }
+    writer.Close();
+  }
+  std::vector<std::map<std::string, at::Tensor>> from_mapping;
+  {
+    auto source = OpenTable(dir.Join("plain.parquet"), mapped);
+    LoaderOptions o;
+    o.batch_size = 9;
+    o.num_threads = 2;
+    o.seed = 3;
+    Loader loader(source, o);
+    source.reset();  // the loader's cache keeps the decoded units, and so the mapping, alive
+    while (auto b = loader.Next()) from_mapping.push_back(b->tensors);
+  }
+  ExpectSameBatches(from_mapping, Epoch(OpenTable(dir.Join("plain.parquet"), read), 2));
+  for (const auto& batch : from_mapping) {
+    EXPECT_TRUE(at::equal(batch.at("image").select(1, 2), batch.at("id").remainder(256).to(at::kByte)));
+  }
+}
+
 TEST(TableSourceTest, LoadersSharingASourceDecodeIndependently) {
   // Decodes of every loader over one source share its decode memory (scratch_pool.h): loaders running at the same
   // time, and one after another, see exactly what a loader of their own would.

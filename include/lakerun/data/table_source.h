@@ -44,6 +44,13 @@ struct TableOptions {
   std::optional<int64_t> delta_timestamp_ms;
   /// This process's rank, only to name it in error messages (-1: not named).
   int64_t rank = -1;
+  /// Map the Parquet files of LocalFileSystem() into memory and decode column chunks straight from the mapping,
+  /// instead of reading (copying) every chunk into a buffer first: about a fifth less decoding time on the
+  /// Fashion-MNIST table. The mapped pages are page cache: they count in the process's RSS once read, and the
+  /// system reclaims them like any cached file. A file that shrinks while the source is open makes a later read of
+  /// the lost pages raise SIGBUS instead of an IoError: turn this off for files rewritten in place (Delta's data
+  /// files never are). Other file systems are read as usual.
+  bool memory_map = true;
 };
 
 /// Opens `path`: a Delta table (a folder with _delta_log/), a folder of *.parquet files (recursively, in name
