@@ -5,8 +5,9 @@
 //   3. JPEG decode + resize + crop + flip to [B, 3, H, W] vs raw libjpeg-turbo decode of the same bytes;
 //   4. peak RSS over 5 epochs vs after epoch 1.
 //
-//   data_loader_bench [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only 1..8] [--rounds R]
+//   data_loader_bench [--rows N] [--epochs E] [--jpegs N] [--no-python] [--only 1..10] [--rounds R]
 #include <jpeglib.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <ATen/ATen.h>
@@ -36,6 +37,15 @@ using lakerun::data::Loader;
 using lakerun::data::LoaderOptions;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+// CPU seconds of the whole process (every thread, user + system): a machine shared with other work stretches wall
+// time far more than CPU time.
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 std::string ReadGz(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
@@ -87,9 +97,12 @@ void WriteMnistTable(const std::string& path, const std::vector<uint8_t>& images
 }
 
 // Rows per second of decoding every column chunk of `path` (threads: row groups in parallel). `views`: byte values
-// as views into the decompressed pages (the form the loader reads them in) instead of copies.
-double RawScan(const std::string& path, size_t threads, bool views = false) {
-  auto file = pq::ParquetFile::Open(lakerun::LocalFileSystem(), path);
+// as views into the decompressed pages instead of copies; `mapped`: decoded from the file mapped into memory instead
+// of read chunk by chunk (views + mapped is the loader's form with the default TableOptions).
+double RawScan(const std::string& path, size_t threads, bool views = false, bool mapped = false) {
+  pq::ReaderOptions reader;
+  reader.memory_map = mapped;
+  auto file = pq::ParquetFile::Open(lakerun::LocalFileSystem(), path, reader);
   lakerun::ThreadPool pool(threads > 1 ? threads - 1 : 0, "raw-scan");
   std::vector<uint64_t> sink(file->num_row_groups());
   pq::ColumnReadOptions read;
@@ -133,6 +146,21 @@ EpochRates LoaderRates(const std::shared_ptr<lakerun::data::RowSource>& source, 
     if (checksum == -1) std::printf("impossible\n");
   }
   return rates;
+}
+
+// CPU seconds of the calling thread.
+double ThreadCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// Minor page faults of the process so far (first touches of fresh memory).
+int64_t MinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
 }
 
 int64_t PeakRssKb() {
@@ -217,7 +245,8 @@ int main(int argc, char** argv) {
   // ratio, and the medians of rates and of per-round ratios are printed (the machine may be shared).
   auto source = lakerun::data::OpenTable(table);
   struct Series {
-    std::vector<double> raw, raw_views, cold, warm, cold_ratio, cold_ratio_views, warm_ratio;
+    std::vector<double> raw, raw_views, raw_mapped, cold, warm, cold_ratio, cold_ratio_views, cold_ratio_mapped,
+        warm_ratio;
   };
   Series series[2];
   const bool s1 = only == 0 || only == 1 || only == 2;
@@ -226,6 +255,7 @@ int main(int argc, char** argv) {
       Series& ser = series[threads - 1];
       const double raw = RawScan(table, threads);
       const double raw_views = RawScan(table, threads, /*views=*/true);
+      const double raw_mapped = RawScan(table, threads, /*views=*/true, /*mapped=*/true);
       LoaderOptions o;
       o.batch_size = 100;
       o.num_threads = threads;
@@ -233,10 +263,12 @@ int main(int argc, char** argv) {
       const EpochRates rates = LoaderRates(source, o, 2);  // a new loader: epoch 1 cold, epoch 2 warm
       ser.raw.push_back(raw);
       ser.raw_views.push_back(raw_views);
+      ser.raw_mapped.push_back(raw_mapped);
       ser.cold.push_back(rates.cold);
       ser.warm.push_back(rates.warm);
       ser.cold_ratio.push_back(rates.cold / raw);
       ser.cold_ratio_views.push_back(rates.cold / raw_views);
+      ser.cold_ratio_mapped.push_back(rates.cold / raw_mapped);
       ser.warm_ratio.push_back(rates.warm / raw);
     }
   }
@@ -247,12 +279,13 @@ int main(int argc, char** argv) {
                 "alternating rounds; ratios are medians of per-round ratios)\n", rounds);
     for (size_t threads : {1, 2}) {
       const Series& ser = series[threads - 1];
-      std::printf("    %zu thread(s): raw parquet scan %.0f rows/s (byte values copied), %.0f rows/s (as views, the "
-                  "loader's form)\n", threads, Median(ser.raw), Median(ser.raw_views));
-      std::printf("      loader cold epoch %.0f samples/s = %.2fx raw scan (%.2fx the views scan); warm epochs %.0f "
-                  "samples/s = %.2fx raw scan\n",
-                  Median(ser.cold), Median(ser.cold_ratio), Median(ser.cold_ratio_views), Median(ser.warm),
-                  Median(ser.warm_ratio));
+      std::printf("    %zu thread(s): raw parquet scan %.0f rows/s (byte values copied), %.0f rows/s (as views), %.0f "
+                  "rows/s (views from the mapped file, the loader's form)\n",
+                  threads, Median(ser.raw), Median(ser.raw_views), Median(ser.raw_mapped));
+      std::printf("      loader cold epoch %.0f samples/s = %.2fx raw scan (%.2fx the views scan, %.2fx the mapped "
+                  "views scan); warm epochs %.0f samples/s = %.2fx raw scan\n",
+                  Median(ser.cold), Median(ser.cold_ratio), Median(ser.cold_ratio_views),
+                  Median(ser.cold_ratio_mapped), Median(ser.warm), Median(ser.warm_ratio));
     }
   }
   if (only == 0 || only == 5) {
@@ -288,6 +321,73 @@ int main(int argc, char** argv) {
         std::printf("%zu threads: cold %.0f warm %.0f samples/s\n", threads, r.cold, r.warm);
       }
     }
+  }
+  // --only 10: alternating raw scans and cold epochs on 1 and 2 threads, wall-clock rates and CPU time per round.
+  if (only == 10) {
+    std::vector<double> ratio[2], cpu_ratio[2];
+    for (int round = 0; round < rounds; ++round) {
+      for (size_t threads : {1, 2}) {
+        double cpu = ProcessCpuSeconds();
+        int64_t faults = MinorFaults();
+        const double raw = RawScan(table, threads);
+        const double raw_cpu = ProcessCpuSeconds() - cpu;
+        const int64_t raw_faults = MinorFaults() - faults;
+        LoaderOptions o;
+        o.batch_size = 100;
+        o.num_threads = threads;
+        o.seed = 7;
+        Loader loader(source, o);
+        loader.SetEpoch(0);
+        cpu = ProcessCpuSeconds();
+        const double main_cpu_start = ThreadCpuSeconds();
+        faults = MinorFaults();
+        const auto start = Clock::now();
+        int64_t seen = 0;
+        while (auto batch = loader.Next()) seen += batch->size();
+        const double cold = static_cast<double>(seen) / Seconds(start);
+        const double cold_cpu = ProcessCpuSeconds() - cpu;
+        const double main_cpu = ThreadCpuSeconds() - main_cpu_start;
+        const int64_t cold_faults = MinorFaults() - faults;
+        ratio[threads - 1].push_back(cold / raw);
+        cpu_ratio[threads - 1].push_back(raw_cpu / cold_cpu);
+        std::printf("round %d, %zu thread(s): raw %.0f rows/s (%.1f ms CPU, %lld faults), cold %.0f samples/s "
+                    "(%.1f ms CPU of which %.1f ms Next()'s thread, %lld faults): %.2fx wall, %.2fx CPU\n",
+                    round, threads, raw, raw_cpu * 1e3, static_cast<long long>(raw_faults), cold, cold_cpu * 1e3,
+                    main_cpu * 1e3, static_cast<long long>(cold_faults), cold / raw, raw_cpu / cold_cpu);
+      }
+    }
+    for (size_t threads : {1, 2}) {
+      std::printf("%zu thread(s): cold / raw scan median %.2fx (wall), raw CPU / cold CPU median %.2fx\n", threads,
+                  Median(ratio[threads - 1]), Median(cpu_ratio[threads - 1]));
+    }
+  }
+  // --only 11: the loader's decode alone (every unit read as the cache reads it, all held) vs the raw scan.
+  if (only == 11) {
+    for (int round = 0; round < rounds; ++round) {
+      double cpu = ProcessCpuSeconds();
+      auto start = Clock::now();
+      const double raw = RawScan(table, 1);
+      const double raw_ms = Seconds(start) * 1e3, raw_cpu = (ProcessCpuSeconds() - cpu) * 1e3;
+      lakerun::data::UnitReadOptions views;
+      views.allow_views = getenv("LR_NOVIEWS") == nullptr;
+      std::vector<std::shared_ptr<const lakerun::data::UnitData>> held;
+      cpu = ProcessCpuSeconds();
+      int64_t faults = MinorFaults();
+      start = Clock::now();
+      for (size_t u = 0; u < source->num_units(); ++u) held.push_back(source->ReadUnitWith(u, views));
+      const double ms = Seconds(start) * 1e3, ucpu = (ProcessCpuSeconds() - cpu) * 1e3;
+      std::printf("raw scan %.1f ms (%.1f CPU), units %.1f ms (%.1f CPU, %lld faults) %.0f\n", raw_ms, raw_cpu, ms,
+                  ucpu, static_cast<long long>(MinorFaults() - faults), raw);
+    }
+  }
+  // --only 12: warm epochs only (collation and hand-offs), for profiling; LAKERUN_BENCH_THREADS decoding threads.
+  if (only == 12) {
+    LoaderOptions o;
+    o.batch_size = 100;
+    o.num_threads = getenv("LAKERUN_BENCH_THREADS") ? std::stoul(getenv("LAKERUN_BENCH_THREADS")) : 0;
+    o.seed = 7;
+    const EpochRates r = LoaderRates(source, o, 1 + rounds * 4);
+    std::printf("%zu threads: cold %.0f, best warm %.0f samples/s\n", o.num_threads, r.cold, r.warm);
   }
   if (only == 7) {
     for (int round = 0; round < 10; ++round) std::printf("raw 1 thread: %.0f rows/s\n", RawScan(table, 1));

@@ -161,7 +161,7 @@ TEST(TableSourceTest, MappedAndReadFilesGiveTheSameBatches) {
     o.num_threads = 2;
     o.seed = 3;
     Loader loader(source, o);
-    source.reset();  // the loader's cache keeps the decoded units, and so the mapping, alive
+    source.reset();  // only the loader holds the source (and, through its cached units, the mapping) now
     while (auto b = loader.Next()) from_mapping.push_back(b->tensors);
   }
   ExpectSameBatches(from_mapping, Epoch(OpenTable(dir.Join("plain.parquet"), read), 2));
