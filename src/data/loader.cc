@@ -57,7 +57,7 @@ class Loader::Prefetcher {
     uint64_t index;
     std::future<Batch> batch;
   };
-  std::deque<Pending> pending;  // at most prefetch_batches entries
+  std::deque<Pending> pending;  // at most Loader::window_ entries
   ThreadPool pool;              // declared last: joined before `pending` goes away
 };
 
@@ -68,6 +68,7 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
                 " is out of range for world_size ", options_.world_size);
   LAKERUN_CHECK(options_.batch_size > 0, RankPrefix(), "batch_size must be positive, got ", options_.batch_size);
   LAKERUN_CHECK(options_.prefetch_batches > 0, RankPrefix(), "prefetch_batches must be at least 1");
+  window_ = options_.prefetch_batches;
   LAKERUN_CHECK(options_.timeout.count() > 0, RankPrefix(), "timeout must be positive");
   if (options_.device.is_cuda()) {
     LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), RankPrefix(), "device ", options_.device.str(),
@@ -207,7 +208,7 @@ uint64_t Loader::batches_per_epoch() const {
 
 void Loader::TopUp() {
   const auto batch = static_cast<uint64_t>(options_.batch_size);
-  while (prefetcher_->pending.size() < options_.prefetch_batches && next_submit_ < sample_end_) {
+  while (prefetcher_->pending.size() < window_ && next_submit_ < sample_end_) {
     const uint64_t end = std::min(sample_end_, next_submit_ + batch);
     std::vector<uint64_t> ids;
     ids.reserve(end - next_submit_);
@@ -243,7 +244,7 @@ void Loader::TopUp() {
       units.erase(std::unique(units.begin(), units.end()), units.end());
       for (size_t unit : units) {
         const auto it = unit_prefetched_.find(unit);
-        const bool recent = it != unit_prefetched_.end() && it->second + options_.prefetch_batches >= index;
+        const bool recent = it != unit_prefetched_.end() && it->second + window_ >= index;
         if (recent || shared_->cache.Contains(unit)) continue;
         unit_prefetched_[unit] = index;
         decode(unit);
@@ -286,11 +287,21 @@ std::optional<Batch> Loader::Next() {
     throw;
   }
   state_.samples_yielded += static_cast<uint64_t>(batch.size());
+  SizeWindow(batch);
   TopUp();  // keep the pool busy while the caller trains on this batch
   if (options_.device.is_cuda()) {
     for (auto& [name, tensor] : batch.tensors) tensor = tensor.to(options_.device, /*non_blocking=*/true);
   }
   return batch;
+}
+
+void Loader::SizeWindow(const Batch& batch) {
+  constexpr size_t kMaxWindow = 64;
+  if (options_.prefetch_bytes == 0 || batch.size() == 0) return;
+  size_t bytes = batch.sample_ids.nbytes();
+  for (const auto& [name, tensor] : batch.tensors) bytes += tensor.nbytes();
+  const size_t fits = options_.prefetch_bytes / std::max<size_t>(bytes, 1);
+  window_ = std::max(options_.prefetch_batches, std::min(kMaxWindow, fits));
 }
 
 void Loader::load_state_dict(const LoaderState& saved) {

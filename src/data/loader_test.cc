@@ -4,6 +4,7 @@
 #include <png.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <set>
@@ -340,6 +341,43 @@ TEST(LoaderTest, CorruptImageNamesRankUnitAndRow) {
   o.images["png"] = io;
   Loader loader(source, o);
   EXPECT_THROW_WITH(loader.Next(), CorruptDataError, "rank 0 of 1", "images unit 1", "row 6", "bad PNG");
+}
+
+TEST(LoaderTest, SmallBatchesArePrefetchedFurtherWithinPrefetchBytes) {
+  auto source = Table(2000, 100);
+  // A batch of 10 rows: sample ids and id 80 bytes each, x 240, pixels 40: 440 bytes.
+  const auto run = [&](size_t prefetch_bytes, size_t* window) {
+    LoaderOptions o;
+    o.batch_size = 10;
+    o.num_threads = 2;
+    o.seed = 5;
+    o.prefetch_bytes = prefetch_bytes;
+    std::atomic<size_t> built{0};
+    o.transforms.push_back([&](Batch&) { built.fetch_add(1); });
+    Loader loader(source, o);
+    EXPECT_EQ(loader.prefetch_window(), 4u);  // nothing measured yet: prefetch_batches
+    std::vector<std::vector<int64_t>> batches;
+    size_t returned = 0;
+    while (auto batch = loader.Next()) {
+      ++returned;
+      // Batches built but not returned are the ones in flight: never more than the window.
+      EXPECT_LE(built.load(), returned + loader.prefetch_window()) << returned;
+      const at::Tensor& id = batch->at("id");
+      batches.emplace_back(id.data_ptr<int64_t>(), id.data_ptr<int64_t>() + id.numel());
+    }
+    *window = loader.prefetch_window();
+    return batches;
+  };
+  size_t window = 0;
+  const auto exact = run(0, &window);
+  EXPECT_EQ(window, 4u);  // 0: exactly prefetch_batches
+  ASSERT_EQ(exact.size(), 200u);
+  EXPECT_EQ(run(10 * 440, &window), exact);  // the order does not depend on how far ahead batches are built
+  EXPECT_EQ(window, 10u);
+  EXPECT_EQ(run(100, &window), exact);  // less than a batch: still prefetch_batches
+  EXPECT_EQ(window, 4u);
+  EXPECT_EQ(run(LoaderOptions{}.prefetch_bytes, &window), exact);
+  EXPECT_EQ(window, 64u);  // capped
 }
 
 TEST(LoaderTest, BadOptionsAreRejectedWithTheRank) {
