@@ -271,12 +271,21 @@ void Loader::TopUp() {
 std::optional<Batch> Loader::Next() {
   if (failure_) std::rethrow_exception(failure_);
   TopUp();
-  if (prefetcher_->pending.empty()) return std::nullopt;
-  Prefetcher::Pending next = std::move(prefetcher_->pending.front());
-  prefetcher_->pending.pop_front();
+  std::deque<Prefetcher::Pending>& pending = prefetcher_->pending;
+  if (pending.empty()) return std::nullopt;
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  if (pending.size() > 1 && pending.front().batch.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    // The caller is faster than the decoding threads: rather than sleep on every batch (and have a decoding thread
+    // pay a wake-up for each), sleep until a quarter of the window is built, then take those batches without
+    // waiting. Only a caller that outruns the loader waits longer for its next batch; the others never get here.
+    const size_t ahead = std::min(pending.size() - 1, window_ / 4);
+    if (ahead > 0) pending[ahead].batch.wait_until(deadline);  // its outcome is read when its turn comes
+  }
+  Prefetcher::Pending next = std::move(pending.front());
+  pending.pop_front();
   Batch batch;
   try {
-    if (next.batch.wait_for(options_.timeout) != std::future_status::ready) {
+    if (next.batch.wait_until(deadline) != std::future_status::ready) {
       LAKERUN_THROW(IoError, RankPrefix(), "epoch ", state_.epoch, " batch ", next.index, " was not decoded within ",
                     options_.timeout.count(), " ms");
     }

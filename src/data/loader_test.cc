@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "lakerun/base/error.h"
 #include "lakerun_testing/matchers.h"
@@ -378,6 +379,42 @@ TEST(LoaderTest, SmallBatchesArePrefetchedFurtherWithinPrefetchBytes) {
   EXPECT_EQ(window, 4u);
   EXPECT_EQ(run(LoaderOptions{}.prefetch_bytes, &window), exact);
   EXPECT_EQ(window, 64u);  // capped
+}
+
+// Serves `inner`'s units, each after a delay.
+class SlowSource : public RowSource {
+ public:
+  SlowSource(std::shared_ptr<RowSource> inner, std::chrono::milliseconds delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  const std::vector<ColumnInfo>& columns() const override { return inner_->columns(); }
+  uint64_t num_rows() const override { return inner_->num_rows(); }
+  size_t num_units() const override { return inner_->num_units(); }
+  uint64_t unit_start(size_t unit) const override { return inner_->unit_start(unit); }
+  std::shared_ptr<const UnitData> ReadUnit(size_t unit) const override {
+    std::this_thread::sleep_for(delay_);
+    return inner_->ReadUnit(unit);
+  }
+  std::string DescribeUnit(size_t unit) const override { return inner_->DescribeUnit(unit); }
+
+ private:
+  std::shared_ptr<RowSource> inner_;
+  std::chrono::milliseconds delay_;
+};
+
+TEST(LoaderTest, ABatchNotReadyWithinTheTimeoutIsAnErrorAfterOneTimeout) {
+  // Next() may first wait for a batch further ahead (when the caller outruns the decoding): the whole wait still
+  // ends after one timeout, naming the batch the caller asked for.
+  auto source = std::make_shared<SlowSource>(Table(400, 20), std::chrono::milliseconds(600));
+  for (size_t threads : {1, 2}) {
+    LoaderOptions o;
+    o.batch_size = 5;
+    o.num_threads = threads;
+    o.timeout = std::chrono::milliseconds(200);
+    Loader loader(source, o);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW_WITH(loader.Next(), IoError, "rank 0 of 1", "epoch 0 batch 0", "not decoded within 200 ms");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(390)) << threads;  // not two waits
+  }
 }
 
 TEST(LoaderTest, BadOptionsAreRejectedWithTheRank) {
