@@ -244,7 +244,7 @@ void Loader::TopUp() {
       units.erase(std::unique(units.begin(), units.end()), units.end());
       for (size_t unit : units) {
         const auto it = unit_prefetched_.find(unit);
-        const bool recent = it != unit_prefetched_.end() && it->second + window_ >= index;
+        const bool recent = it != unit_prefetched_.end() && it->second + options_.prefetch_batches >= index;
         if (recent || shared_->cache.Contains(unit)) continue;
         unit_prefetched_[unit] = index;
         decode(unit);
@@ -307,6 +307,9 @@ std::optional<Batch> Loader::Next() {
 void Loader::SizeWindow(const Batch& batch) {
   constexpr size_t kMaxWindow = 64;
   if (options_.prefetch_bytes == 0 || batch.size() == 0) return;
+  // Several threads over a table larger than the cache decode the row groups of every queued batch early (TopUp):
+  // queueing further ahead would push row groups still needed out of the cache.
+  if (!decode_ahead_ && prefetcher_->pool.size() > 1) return;
   size_t bytes = batch.sample_ids.nbytes();
   for (const auto& [name, tensor] : batch.tensors) bytes += tensor.nbytes();
   const size_t fits = options_.prefetch_bytes / std::max<size_t>(bytes, 1);
