@@ -307,6 +307,8 @@ std::optional<Batch> Loader::Next() {
 void Loader::SizeWindow(const Batch& batch) {
   constexpr size_t kMaxWindow = 64;
   if (options_.prefetch_bytes == 0 || batch.size() == 0) return;
+  // Without decoding threads the queue is built inside Next(): a deeper one overlaps nothing.
+  if (prefetcher_->pool.size() == 0) return;
   // Several threads over a table larger than the cache decode the row groups of every queued batch early (TopUp):
   // queueing further ahead would push row groups still needed out of the cache.
   if (!decode_ahead_ && prefetcher_->pool.size() > 1) return;

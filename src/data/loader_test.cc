@@ -381,15 +381,16 @@ TEST(LoaderTest, SmallBatchesArePrefetchedFurtherWithinPrefetchBytes) {
   EXPECT_EQ(window, 64u);  // capped
 
   // Two threads over a table larger than the cache: row groups are decoded early for every queued batch, so the
-  // queue stays at prefetch_batches (one thread decodes only as batches need them: the window may grow).
-  for (size_t threads : {1, 2}) {
+  // queue stays at prefetch_batches (one thread decodes only as batches need them: the window may grow). Without
+  // decoding threads Next() builds the queue itself: it stays at prefetch_batches too.
+  for (size_t threads : {0, 1, 2}) {
     LoaderOptions o;
     o.batch_size = 10;
     o.num_threads = threads;
     o.cache_bytes = 20000;  // units of 100 rows x 44 bytes; the table is 88000 bytes
     Loader loader(source, o);
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(loader.Next().has_value());
-    EXPECT_EQ(loader.prefetch_window(), threads == 1 ? 64u : 4u);
+    EXPECT_EQ(loader.prefetch_window(), threads == 1 ? 64u : 4u) << threads;
   }
 }
 

@@ -76,8 +76,9 @@ struct LoaderOptions {
   /// Small batches are decoded further ahead: up to prefetch_bytes of them (sized from the batches already
   /// returned), at most 64, and never fewer than prefetch_batches. A batch of 100 Fashion-MNIST images is 78 KB, so
   /// four of them are ~80 us of collation: less than a wake-up of the consumer can take on a busy machine, and the
-  /// decoding threads would idle. 0: exactly prefetch_batches. Not raised when several threads decode a table
-  /// larger than cache_bytes (row groups decoded early for queued batches would push out ones still needed).
+  /// decoding threads would idle. 0: exactly prefetch_batches. Not raised with num_threads = 0 (nothing to
+  /// overlap), nor when several threads decode a table larger than cache_bytes (row groups decoded early for queued
+  /// batches would push out ones still needed).
   size_t prefetch_bytes = size_t{16} << 20;
   /// Decoded row groups kept for reuse. Memory ceiling ~ cache_bytes + max(prefetch_bytes, (prefetch_batches +
   /// num_threads) x batch bytes) + (prefetch_batches + num_threads) x (the row groups one batch touches).
