@@ -243,7 +243,8 @@ int main(int argc, char** argv) {
 
   // 1. Loader vs raw scan. Rounds alternate peer and loader so both see the same machine load; each round gives a
   // ratio, and the medians of rates and of per-round ratios are printed (the machine may be shared).
-  auto source = lakerun::data::OpenTable(table);
+  // Mapped, as a Delta table's data files are by default (a loose Parquet file is read with pread unless asked).
+  auto source = lakerun::data::OpenTable(table, lakerun::data::TableOptions{.memory_map = true});
   struct Series {
     std::vector<double> raw, raw_views, raw_mapped, cold, warm, cold_ratio, cold_ratio_views, cold_ratio_mapped,
         warm_ratio;

@@ -393,7 +393,8 @@ class ParquetTableSource final : public RowSource {
 std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& options, FileSystem& fs) {
   std::vector<DataFile> files;
   std::vector<std::string> partition_columns;
-  if (delta::IsDeltaTable(path, fs)) {
+  const bool is_delta = delta::IsDeltaTable(path, fs);
+  if (is_delta) {
     delta::DeltaTable table(path, fs);
     const delta::Snapshot snapshot = options.delta_version      ? table.AtVersion(*options.delta_version)
                                      : options.delta_timestamp_ms ? table.AtTimestamp(*options.delta_timestamp_ms)
@@ -433,7 +434,7 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   }
   for (DataFile& file : files) {
     pq::ReaderOptions reader;
-    reader.memory_map = options.memory_map;
+    reader.memory_map = options.memory_map.value_or(is_delta);
     file.file = pq::ParquetFile::Open(fs, file.path, reader);
     file.size = file.file->file_size();
     if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;

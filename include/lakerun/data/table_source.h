@@ -48,9 +48,10 @@ struct TableOptions {
   /// instead of reading (copying) every chunk into a buffer first: about a fifth less decoding time on the
   /// Fashion-MNIST table. The mapped pages are page cache: they count in the process's RSS once read, and the
   /// system reclaims them like any cached file. A file that shrinks while the source is open makes a later read of
-  /// the lost pages raise SIGBUS instead of an IoError: turn this off for files rewritten in place (Delta's data
-  /// files never are). Other file systems are read as usual.
-  bool memory_map = true;
+  /// the lost pages raise SIGBUS instead of an IoError, so unset (the default) maps only a Delta table's data files,
+  /// which the protocol never rewrites, and reads loose Parquet files, which writers such as pandas truncate and
+  /// rewrite in place; true maps those too. Other file systems are read as usual.
+  std::optional<bool> memory_map;
 };
 
 /// Opens `path`: a Delta table (a folder with _delta_log/), a folder of *.parquet files (recursively, in name
