@@ -12,9 +12,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/nn/functional.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/optim/sgd.h>
 
 #include <algorithm>
@@ -24,29 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "../common/mnist_cnn.h"
+
 namespace {
 
 namespace F = torch::nn::functional;
 
-struct Cnn : torch::nn::Module {
-  Cnn() {
-    conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 10, 5)));
-    conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(10, 20, 5)));
-    conv2_drop = register_module("conv2_drop", torch::nn::Dropout2d());
-    fc1 = register_module("fc1", torch::nn::Linear(320, 50));
-    fc2 = register_module("fc2", torch::nn::Linear(50, 10));
-  }
-  at::Tensor forward(at::Tensor x) {
-    x = torch::relu(F::max_pool2d(conv1(x), F::MaxPool2dFuncOptions(2)));
-    x = torch::relu(F::max_pool2d(conv2_drop(conv2(x)), F::MaxPool2dFuncOptions(2)));
-    x = torch::relu(fc1(x.view({-1, 320})));
-    x = F::dropout(x, F::DropoutFuncOptions().training(is_training()));
-    return torch::log_softmax(fc2(x), 1);
-  }
-  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  torch::nn::Dropout2d conv2_drop{nullptr};
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
-};
+using Cnn = lakerun::bench::MnistCnn<torch::nn::Module>;
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

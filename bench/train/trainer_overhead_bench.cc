@@ -18,9 +18,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/nn/functional.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/optim/sgd.h>
 
 #include <algorithm>
@@ -32,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/mnist_cnn.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/track/tracker.h"
 #include "lakerun/train/early_stopping.h"
@@ -46,21 +44,8 @@ using Clock = std::chrono::steady_clock;
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-struct Cnn : tr::Module {
-  explicit Cnn(bool log) : log_(log) {
-    conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 10, 5)));
-    conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(10, 20, 5)));
-    conv2_drop = register_module("conv2_drop", torch::nn::Dropout2d());
-    fc1 = register_module("fc1", torch::nn::Linear(320, 50));
-    fc2 = register_module("fc2", torch::nn::Linear(50, 10));
-  }
-  at::Tensor forward(at::Tensor x) {
-    x = torch::relu(F::max_pool2d(conv1(x), F::MaxPool2dFuncOptions(2)));
-    x = torch::relu(F::max_pool2d(conv2_drop(conv2(x)), F::MaxPool2dFuncOptions(2)));
-    x = torch::relu(fc1(x.view({-1, 320})));
-    x = F::dropout(x, F::DropoutFuncOptions().training(is_training()));
-    return torch::log_softmax(fc2(x), 1);
-  }
+struct Cnn : lakerun::bench::MnistCnn<tr::Module> {
+  explicit Cnn(bool log) : log_(log) {}
   at::Tensor TrainingStep(const tr::Batch& b, int64_t) override {
     at::Tensor loss = F::nll_loss(forward(b.at("x")), b.at("y"));
     if (log_) {
@@ -74,9 +59,6 @@ struct Cnn : tr::Module {
     return {std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(0.01).momentum(0.5))};
   }
   bool log_;
-  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  torch::nn::Dropout2d conv2_drop{nullptr};
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
 };
 
 // The hand-written loop: its own model, optimizer and batch source; Step() is one iteration.
