@@ -232,75 +232,96 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(Context& ct
   const Layout layout(world, buffers);
   const uint64_t signature = Signature(world, buffers);
 
-  // Round 1: rank 0 makes the segment and names it; every rank says whether it can take part at all.
-  std::string reason, name;
-  void* base = nullptr;
-  if (buffers.empty()) {
-    reason = "no buffers";
-  } else if (ctx.local_world_size() != world) {
-    reason = StrCat("ranks on several hosts (", ctx.local_world_size(), " of ", world, " on this one)");
-  } else if (rank == 0) {
-    name = SegmentName();
-    base = CreateSegment(name, layout.total, &reason);
-    if (base != nullptr) {
-      auto* header = static_cast<SegmentHeader*>(base);
-      header->magic = kMagic;
-      header->signature = signature;
-      new (&header->sleepers) Counter(0);
-    }
-  }
-  std::string mine = reason.empty() ? StrCat("ok\t", name, "\t", signature) : StrCat("no\t", reason);
-  std::vector<std::string> round1 = AllGatherBytes(ctx, mine);
   auto first_refusal = [&](const std::vector<std::string>& all) -> std::string {
     for (int r = 0; r < world; ++r) {
       if (all[r].rfind("ok", 0) != 0) return StrCat("rank ", r, ": ", all[r].substr(all[r].find('\t') + 1));
     }
     return {};
   };
-  auto give_up = [&](const std::string& why) -> std::unique_ptr<SharedMemoryAllReduce> {
-    if (base != nullptr) munmap(base, layout.total);
-    if (rank == 0 && !name.empty()) shm_unlink(name.c_str());
-    *why_not = why;
-    return nullptr;
-  };
-  if (std::string refusal = first_refusal(round1); !refusal.empty()) return give_up(refusal);
 
-  // Round 2: the others map it, after checking that every rank means the same buffers.
-  bool mismatch = false;
-  if (rank != 0) {
-    const std::string& zero = round1[0];
-    std::size_t tab = zero.find('\t', 3);
-    name = zero.substr(3, tab - 3);
-    if (std::stoull(zero.substr(tab + 1)) != signature) {
-      mismatch = true;
-      reason = StrCat("its gradient buffers (", SpecsText(buffers), ") differ from rank 0's");
-    } else {
-      base = OpenSegment(name, layout.total, &reason);
-      if (base != nullptr && static_cast<SegmentHeader*>(base)->magic != kMagic) {
-        reason = StrCat("/dev/shm", name, " is not rank 0's segment");
-        munmap(base, layout.total);
-        base = nullptr;
+  // Round 1, before anything exists: every rank has arrived, can take part, and means the same buffers. Ranks may
+  // reach this point far apart (one still loading data), so no segment may wait here for them.
+  std::string reason;
+  if (buffers.empty()) {
+    reason = "no buffers";
+  } else if (ctx.local_world_size() != world) {
+    reason = StrCat("ranks on several hosts (", ctx.local_world_size(), " of ", world, " on this one)");
+  }
+  // "ok\t<signature>\t<buffers>": the buffers only to name them in an error.
+  std::vector<std::string> round1 = AllGatherBytes(
+      ctx, reason.empty() ? StrCat("ok\t", signature, "\t", SpecsText(buffers)) : StrCat("no\t", reason));
+  auto field = [](const std::string& text, int k) {
+    std::size_t at = 0;
+    for (int i = 0; i < k; ++i) at = text.find('\t', at) + 1;
+    return text.substr(at, text.find('\t', at) - at);
+  };
+  for (int r = 1; r < world; ++r) {
+    if (round1[r].rfind("ok", 0) == 0 && round1[0].rfind("ok", 0) == 0 && field(round1[r], 1) != field(round1[0], 1)) {
+      LAKERUN_THROW(DistError, "rank ", rank, " of ", world, ": DistributedDataParallel: rank ", r,
+                    "'s gradient buffers (", field(round1[r], 2), ") differ from rank 0's (", field(round1[0], 2),
+                    "). Every rank must build the same model with the same parameters");
+    }
+  }
+  if (std::string refusal = first_refusal(round1); !refusal.empty()) {
+    *why_not = refusal;
+    return nullptr;
+  }
+
+  // Round 2: rank 0 makes the segment and names it. Round 3: the others map it. Rank 0 unlinks the name after
+  // round 3, or as soon as anything fails, so a name outlives set-up only if rank 0 dies within these two rounds.
+  std::string name;
+  void* base = nullptr;
+  auto release = [&] {
+    if (base != nullptr) munmap(base, layout.total);
+    base = nullptr;
+    if (rank == 0 && !name.empty()) shm_unlink(name.c_str());
+    name.clear();
+  };
+  try {
+    if (rank == 0) {
+      name = SegmentName();
+      base = CreateSegment(name, layout.total, &reason);
+      if (base != nullptr) {
+        auto* header = static_cast<SegmentHeader*>(base);
+        header->magic = kMagic;
+        header->signature = signature;
+        new (&header->sleepers) Counter(0);
+      } else {
+        name.clear();  // CreateSegment removed it
       }
     }
-  }
-  if (base != nullptr) {
-    reinterpret_cast<RankInfo*>(static_cast<char*>(base) + layout.rank_info + kLine * rank)->pid = getpid();
-  }
-  mine = reason.empty() ? std::string("ok") : StrCat(mismatch ? "mismatch\t" : "no\t", reason);
-  std::vector<std::string> round2 = AllGatherBytes(ctx, mine);
-  if (rank == 0) {
-    shm_unlink(name.c_str());  // every rank has mapped it or given up: the name is no longer needed
-    name.clear();
-  }
-  for (int r = 0; r < world; ++r) {
-    if (round2[r].rfind("mismatch", 0) == 0) {
-      give_up("");
-      LAKERUN_THROW(DistError, "rank ", rank, " of ", world, ": DistributedDataParallel: rank ", r, ": ",
-                    round2[r].substr(round2[r].find('\t') + 1),
-                    ". Every rank must build the same model with the same parameters");
+    std::vector<std::string> round2 =
+        AllGatherBytes(ctx, reason.empty() ? StrCat("ok\t", name) : StrCat("no\t", reason));
+    if (std::string refusal = first_refusal(round2); !refusal.empty()) {
+      release();
+      *why_not = refusal;
+      return nullptr;
     }
+    if (rank != 0) {
+      const std::string zero_name = round2[0].substr(3);
+      base = OpenSegment(zero_name, layout.total, &reason);
+      if (base != nullptr && static_cast<SegmentHeader*>(base)->magic != kMagic) {
+        reason = StrCat("/dev/shm", zero_name, " is not rank 0's segment");
+        release();
+      }
+    }
+    if (base != nullptr) {
+      reinterpret_cast<RankInfo*>(static_cast<char*>(base) + layout.rank_info + kLine * rank)->pid = getpid();
+    }
+    std::vector<std::string> round3 = AllGatherBytes(ctx, reason.empty() ? std::string("ok") : "no\t" + reason);
+    if (rank == 0) {
+      shm_unlink(name.c_str());  // every rank has mapped it or given up: the name is no longer needed
+      name.clear();
+    }
+    if (std::string refusal = first_refusal(round3); !refusal.empty()) {
+      release();
+      *why_not = refusal;
+      return nullptr;
+    }
+  } catch (...) {
+    release();
+    throw;
   }
-  if (std::string refusal = first_refusal(round2); !refusal.empty()) return give_up(refusal);
 
   // Liveness checks need every peer's pid to mean something here (ranks in other pid namespaces: rely on timeouts).
   bool pids_visible = true;

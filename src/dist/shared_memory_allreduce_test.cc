@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <future>
+#include <thread>
 
 #include "dist/rank_threads.h"
 #include "lakerun_testing/matchers.h"
@@ -73,18 +74,36 @@ TEST_P(SharedMemoryAllReduceTest, EveryRankGetsTheRankOrderSumBitwise) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, SharedMemoryAllReduceTest, ::testing::Values(2, 3, 4));
 
+// Names in /dev/shm of segments this process made.
+int SegmentsOfThisProcess() {
+  const std::string prefix = "lakerun-allreduce-" + std::to_string(getpid()) + "-";
+  int found = 0;
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* entry = readdir(dir)) found += std::string(entry->d_name).rfind(prefix, 0) == 0;
+    closedir(dir);
+  }
+  return found;
+}
+
 TEST(SharedMemoryAllReduceSetUpTest, SegmentLeavesNoNameBehind) {
   RunRanks(2, [](Context& ctx) {
     auto ar = SharedMemoryAllReduce::Create(ctx, {{at::kFloat, 4096}}, nullptr);
     ASSERT_NE(ar, nullptr);
     EXPECT_GE(ar->segment_bytes(), 3u * 4096 * sizeof(float));
     if (ctx.rank() == 0) {
-      std::string prefix = "lakerun-allreduce-" + std::to_string(getpid()) + "-";
-      DIR* dir = opendir("/dev/shm");
-      ASSERT_NE(dir, nullptr);
-      while (dirent* entry = readdir(dir)) EXPECT_NE(std::string(entry->d_name).rfind(prefix, 0), 0u) << entry->d_name;
-      closedir(dir);
+      EXPECT_EQ(SegmentsOfThisProcess(), 0);
     }
+  });
+}
+
+TEST(SharedMemoryAllReduceSetUpTest, NoSegmentExistsWhileARankIsLate) {
+  // A rank still loading its data must not find rank 0 holding a segment (which a crash would leak) meanwhile.
+  RunRanks(2, [](Context& ctx) {
+    if (ctx.rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      EXPECT_EQ(SegmentsOfThisProcess(), 0) << "rank 0 created its segment before every rank arrived";
+    }
+    EXPECT_NE(SharedMemoryAllReduce::Create(ctx, {{at::kFloat, 1 << 20}}, nullptr), nullptr);
   });
 }
 
@@ -109,7 +128,7 @@ TEST(SharedMemoryAllReduceSetUpTest, DifferentBuffersAcrossRanksIsAnErrorOnEvery
     }
   });
   for (const std::string& e : errors) {
-    EXPECT_THAT(e, ::testing::HasSubstr("rank 1: its gradient buffers (Float[17]) differ from rank 0's"));
+    EXPECT_THAT(e, ::testing::HasSubstr("rank 1's gradient buffers (Float[17]) differ from rank 0's (Float[16])"));
   }
 }
 
