@@ -98,7 +98,12 @@ ForkTemplate::Event ForkTemplate::Read() {
   Event event;
   std::string message;
   std::vector<int> fds;
-  const int got = ReceiveMessage(socket_, &message, &fds);
+  int got = ReceiveMessage(socket_, &message, &fds);
+  if (got == -ECONNRESET) {
+    // The template closed its end with our requests unread (it failed before its fork point). The kernel reports
+    // that once, ahead of the messages it had sent before closing (its 'X' among them): read those next.
+    got = ReceiveMessage(socket_, &message, &fds);
+  }
   for (int fd : fds) ::close(fd);  // the template sends none
   if (got == -EAGAIN || got == -EINTR) return event;
   if (got <= 0) {

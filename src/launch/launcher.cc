@@ -295,6 +295,25 @@ class Attempt {
     auto running_count = [&]() {
       return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
     };
+    auto on_template_event = [&](const internal::ForkTemplate::Event& event) {
+      using Event = internal::ForkTemplate::Event;
+      const bool known_rank = event.rank >= 0 && event.rank < static_cast<int>(ranks_.size());
+      if (event.kind == Event::kForked && known_rank && !ranks_[event.rank].running) {
+        RankProcess& p = ranks_[event.rank];
+        p.child.pid = event.pid;
+        p.child.pidfd = internal::OpenPidfd(event.pid);
+        p.running = true;
+        ++forked_;
+        if (stopping) Kill(p, killed ? SIGKILL : SIGTERM);
+      } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
+        ranks_[event.rank].ready = true;
+        guard_.Watch(ranks_[event.rank].child.pid);
+      } else if (event.kind == Event::kFailed) {
+        template_failure_ = event.text;
+      } else if (event.kind == Event::kClosed) {
+        template_socket_open_ = false;
+      }
+    };
     // Fork start: the template's exit, and what it said. A template that dies before forking every rank fails the
     // attempt as rank 0 (whose environment and output it had); one that exits 0 without forking never reached its
     // fork point, and a refusal ('X') is a usage error: both are thrown, as a rank that cannot be exec'd is.
@@ -303,6 +322,12 @@ class Attempt {
       const pid_t r = ::waitpid(template_->process().pid, &status, WNOHANG);
       if (r != template_->process().pid) return;
       template_running_ = false;
+      // What it said before exiting is already queued on the socket, but its exit may be seen first: read it all.
+      while (template_socket_open_) {
+        const internal::ForkTemplate::Event event = template_->Read();
+        if (event.kind == internal::ForkTemplate::Event::kNothing) break;
+        on_template_event(event);
+      }
       if (!template_failure_.empty()) {
         LAKERUN_THROW(ConfigError, "launch --start-method fork: ", template_failure_);
       }
@@ -322,25 +347,6 @@ class Attempt {
       router_.Note("rank 0 " + exit.Describe() + " before its fork point (as the fork-start template)" +
                    (forked_ > 0 ? "; stopping the " + Plural(forked_, "rank") + " already forked" : ""));
       begin_stop();
-    };
-    auto on_template_event = [&](const internal::ForkTemplate::Event& event) {
-      using Event = internal::ForkTemplate::Event;
-      const bool known_rank = event.rank >= 0 && event.rank < static_cast<int>(ranks_.size());
-      if (event.kind == Event::kForked && known_rank && !ranks_[event.rank].running) {
-        RankProcess& p = ranks_[event.rank];
-        p.child.pid = event.pid;
-        p.child.pidfd = internal::OpenPidfd(event.pid);
-        p.running = true;
-        ++forked_;
-        if (stopping) Kill(p, killed ? SIGKILL : SIGTERM);
-      } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
-        ranks_[event.rank].ready = true;
-        guard_.Watch(ranks_[event.rank].child.pid);
-      } else if (event.kind == Event::kFailed) {
-        template_failure_ = event.text;
-      } else if (event.kind == Event::kClosed) {
-        template_socket_open_ = false;
-      }
     };
     auto reap = [&](RankProcess& p) {
       // Peek first: while the leader is an unreaped zombie its process-group id cannot be reused, so killing
