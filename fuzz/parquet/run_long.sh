@@ -10,6 +10,8 @@
 # Environment: LAKERUN_FUZZ_JOBS (build parallelism, default 2), LAKERUN_FUZZ_BUILD (build dir, default build-fuzz),
 # LAKERUN_FUZZ_RSS_MB (per-input memory limit, default 2048), LAKERUN_FUZZ_MAX_LEN (default 65536),
 # LAKERUN_FUZZ_RUNS (stop a target after this many executions, e.g. 10000000; SECONDS_PER_TARGET still caps it),
+# LAKERUN_FUZZ_INSTANCE (a name: lets several runs fuzz one target's working corpus at once, each with its own log
+# and ledger line; a crash file found meanwhile is counted by every instance running then),
 # LAKERUN_FUZZ_TIMEOUT (seconds one input may take, default 10: libFuzzer measures wall time, so a fuzzer that is
 # starved at nice 19 or stopped with SIGSTOP for a quiet benchmark needs more). Every timeout input is replayed
 # alone: one that then finishes within the limit is listed as not reproduced, not counted as a crash. slow-unit-*
@@ -50,9 +52,10 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 printf '%-28s %12s %10s %8s %8s\n' target executions exec/s corpus crashes
 total_crashes=0
 for t in "${TARGETS[@]}"; do
-  work="$OUT/corpus/$t"; crashes="$OUT/crashes/$t"; log="$OUT/logs/$t.log"
+  instance="${LAKERUN_FUZZ_INSTANCE:+.$LAKERUN_FUZZ_INSTANCE}"
+  work="$OUT/corpus/$t"; crashes="$OUT/crashes/$t"; log="$OUT/logs/$t$instance.log"
   mkdir -p "$work" "$crashes" "$(dirname "$log")"
-  started="$OUT/.started-$t"; touch "$started"  # crash files of earlier runs do not count again
+  started="$OUT/.started-$t$instance"; touch "$started"  # crash files of earlier runs do not count again
   began=$SECONDS
   set +e
   # -fork would survive crashes, but one process gives exact exec counts; timeout bounds a wedged run.
