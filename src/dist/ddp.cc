@@ -181,30 +181,29 @@ void DistributedDataParallel::Reducer::BuildBuckets(const DdpOptions& options) {
 
 // Buckets that qualify move into one shared segment: their flat buffer becomes this rank's slot there.
 void DistributedDataParallel::Reducer::SetUpSharedMemory() {
+  // Set-up talks through the process group's all-gather, which needs a CPU backend; a GPU job keeps NCCL throughout.
+  if (!ctx_.device().is_cpu()) return;
   std::vector<SharedBufferSpec> specs;
+  std::vector<Bucket*> shared_buckets;
   for (Bucket& b : buckets_) {
     if (b.flat.device().is_cpu() && SharedMemoryAllReduce::Supports(b.flat.scalar_type())) {
-      b.shared = static_cast<int>(specs.size());
       specs.push_back({b.flat.scalar_type(), b.flat.numel()});
+      shared_buckets.push_back(&b);
     }
   }
-  // Set-up talks through the process group's all-gather, which needs a CPU backend; a GPU job keeps NCCL throughout.
-  if (specs.empty() || !ctx_.device().is_cpu()) {
-    for (Bucket& b : buckets_) b.shared = -1;
-    return;
-  }
+  if (specs.empty()) return;
   std::string why_not;
   shared_ = SharedMemoryAllReduce::Create(ctx_, specs, &why_not);
   if (!shared_) {
-    for (Bucket& b : buckets_) b.shared = -1;
-    if (ctx_.rank() == 0 && !specs.empty()) {
+    if (ctx_.rank() == 0) {
       LAKERUN_LOG(Info) << "DistributedDataParallel: gradients go through " << ctx_.backend()
                         << ", not shared memory: " << why_not;
     }
     return;
   }
-  for (Bucket& b : buckets_) {
-    if (b.shared >= 0) b.flat = shared_->input(static_cast<std::size_t>(b.shared)).zero_();
+  for (std::size_t i = 0; i < shared_buckets.size(); ++i) {
+    shared_buckets[i]->shared = static_cast<int>(i);
+    shared_buckets[i]->flat = shared_->input(i).zero_();
   }
 }
 

@@ -219,13 +219,20 @@ std::vector<std::string> SharedSegmentsOf(pid_t rank0) {
   return found;
 }
 
-TEST(InitProcessTest, DdpAllReducesThroughSharedMemoryAcrossProcesses) {
-  int port = lakerun::testing::FreeLoopbackPort();
+// Torchrun environments of `world` probes that train 5 DDP steps, plus `extra`.
+std::vector<Env> DdpProbes(int world, const Env& extra) {
+  const int port = lakerun::testing::FreeLoopbackPort();
   std::vector<Env> envs;
-  for (int rank = 0; rank < 3; ++rank) {
-    envs.push_back(Torchrun(rank, 3, port));
+  for (int rank = 0; rank < world; ++rank) {
+    envs.push_back(Torchrun(rank, world, port));
     envs.back()["LAKERUN_PROBE_DDP_STEPS"] = "5";
+    for (const auto& [k, v] : extra) envs.back()[k] = v;
   }
+  return envs;
+}
+
+TEST(InitProcessTest, DdpAllReducesThroughSharedMemoryAcrossProcesses) {
+  std::vector<Env> envs = DdpProbes(3, {});
   std::vector<Result> shm = RunProbes(envs);
   for (Env& e : envs) e["LAKERUN_PROBE_DDP_SHM"] = "0";
   std::vector<Result> gloo = RunProbes(envs);
@@ -243,15 +250,8 @@ TEST(InitProcessTest, DdpAllReducesThroughSharedMemoryAcrossProcesses) {
 }
 
 TEST(InitProcessTest, DdpPeerThatDiesIsNamedBeforeTheTimeout) {
-  int port = lakerun::testing::FreeLoopbackPort();
-  std::vector<Env> envs;
-  for (int rank = 0; rank < 2; ++rank) {
-    envs.push_back(Torchrun(rank, 2, port));
-    envs.back()["LAKERUN_PROBE_DDP_STEPS"] = "5";
-    envs.back()["LAKERUN_PROBE_EXIT_RANK"] = "1";
-    envs.back()["LAKERUN_PROBE_EXIT_STEP"] = "2";
-    envs.back()["LAKERUN_PROBE_TIMEOUT_MS"] = "30000";
-  }
+  std::vector<Env> envs = DdpProbes(2, {{"LAKERUN_PROBE_EXIT_RANK", "1"}, {"LAKERUN_PROBE_EXIT_STEP", "2"},
+                                         {"LAKERUN_PROBE_TIMEOUT_MS", "30000"}});
   lakerun::testing::TempDir dir;
   std::vector<Process> procs;
   for (int i = 0; i < 2; ++i) procs.push_back(Spawn({ProbePath()}, envs[i], dir.Join("rank" + std::to_string(i))));

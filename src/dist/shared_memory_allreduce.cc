@@ -395,27 +395,31 @@ void SharedMemoryAllReduce::WaitForAll(std::size_t i, bool reduced, uint32_t rou
         for (int k = 0; k < 64; ++k) CpuRelax();
         continue;
       }
-      std::vector<int> missing;
-      for (int q = r; q < world; ++q) {
-        if (!Reached(counter(q).load(std::memory_order_acquire), round)) missing.push_back(q);
-      }
-      std::string phase = StrCat("DDP gradient all_reduce through shared memory (bucket ", i, ", round ", round,
-                                 reduced ? ", summing" : ", arriving", ")");
-      if (check_peer_pids_ && now - last_liveness_check >= kSleepSlice) {
-        last_liveness_check = now;
-        for (int q : missing) {
-          int32_t pid = reinterpret_cast<RankInfo*>(segment + layout_->rank_info + kLine * q)->pid;
-          if (!PidVisible(pid)) {
-            LAKERUN_THROW(DistError, "rank ", ctx_.rank(), " of ", world, ": ", phase, " failed: rank ", q, " (pid ",
-                          pid, ") exited");
+      const bool check_liveness = check_peer_pids_ && now - last_liveness_check >= kSleepSlice;
+      if (check_liveness || now >= deadline) {
+        // Only on the way to an error or a liveness check: a plain sleep allocates nothing.
+        std::vector<int> missing;
+        for (int q = r; q < world; ++q) {
+          if (!Reached(counter(q).load(std::memory_order_acquire), round)) missing.push_back(q);
+        }
+        const std::string phase = StrCat("DDP gradient all_reduce through shared memory (bucket ", i, ", round ",
+                                         round, reduced ? ", summing" : ", arriving", ")");
+        if (check_liveness) {
+          last_liveness_check = now;
+          for (int q : missing) {
+            int32_t pid = reinterpret_cast<RankInfo*>(segment + layout_->rank_info + kLine * q)->pid;
+            if (!PidVisible(pid)) {
+              LAKERUN_THROW(DistError, "rank ", ctx_.rank(), " of ", world, ": ", phase, " failed: rank ", q,
+                            " (pid ", pid, ") exited");
+            }
           }
         }
-      }
-      if (now >= deadline) {
-        std::string names;
-        for (int q : missing) names += StrCat(names.empty() ? "" : ", ", q);
-        LAKERUN_THROW(CommTimeout, "rank ", ctx_.rank(), " of ", world, ": ", phase, " timed out after ",
-                      ctx_.timeout().count(), " ms waiting for rank(s) ", names);
+        if (now >= deadline) {
+          std::string names;
+          for (int q : missing) names += StrCat(names.empty() ? "" : ", ", q);
+          LAKERUN_THROW(CommTimeout, "rank ", ctx_.rank(), " of ", world, ": ", phase, " timed out after ",
+                        ctx_.timeout().count(), " ms waiting for rank(s) ", names);
+        }
       }
       header->sleepers.fetch_add(1, std::memory_order_seq_cst);
       uint32_t seen = word.load(std::memory_order_seq_cst);
