@@ -1,8 +1,9 @@
 // The horizontal pass of the bilinear resampler (image_resize.cc): one source row of HWC uint8 pixels to the
-// horizontally blended values of the output columns, one uint16 plane per channel. Torch-free, internal.
+// horizontally blended values of the output columns, one float plane per channel. Torch-free, internal.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace lakerun::data {
 
@@ -25,7 +26,14 @@ void BlendRow(const uint8_t* row, int channels, const RowTaps& taps, float* out,
 /// weights over 65536: exact) and every result lies in [0, 255].
 void MixRowsToBytes(const float* a, const float* b, float wa, float wb, int n, uint8_t* out);
 
-/// The same in portable scalar code (what BlendRow runs where no SIMD kernel applies); for tests.
-void BlendRowPortable(const uint8_t* row, int channels, const RowTaps& taps, float* out, int plane_stride);
+/// One implementation of both row functions. BlendRow and MixRowsToBytes run the last of AvailableRowKernels().
+struct RowKernels {
+  const char* name;  ///< "portable", "sse4.1" (grey rows and the mix need only SSE2), "avx2"
+  void (*blend)(const uint8_t* row, int channels, const RowTaps& taps, float* out, int plane_stride);
+  void (*mix)(const float* a, const float* b, float wa, float wb, int n, uint8_t* out);
+};
+/// The kernels this CPU runs, portable scalar code first, widest SIMD last; all give bit-identical results (tests
+/// compare them).
+std::vector<RowKernels> AvailableRowKernels();
 
 }  // namespace lakerun::data

@@ -148,10 +148,12 @@ TEST(ResampleTest, FloatOutputIsTheUnroundedValueScaledAndShifted) {
 
 TEST(ResampleTest, RowKernelsMatchThePortableBlend) {
   // Every tap shape the loader produces: edges as (p - 1, p) with weights (0, 256), steps below and above 1.
+  const std::vector<RowKernels> kernels = AvailableRowKernels();
+  ASSERT_STREQ(kernels.front().name, "portable");
   for (int channels : {1, 3}) {
     const int width = 77;
     const auto row = Noise(1, width + 1, channels, 5);  // one spare pixel: kernels may read 2 bytes past the end
-    for (int count : {1, 7, 8, 9, 31, 64, 150}) {
+    for (int count : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 96, 150}) {
       std::vector<int> first(count);
       std::vector<int16_t> pair(2 * count + 16);
       for (int x = 0; x < count; ++x) {
@@ -161,15 +163,47 @@ TEST(ResampleTest, RowKernelsMatchThePortableBlend) {
         pair[2 * x + 1] = static_cast<int16_t>(w);
       }
       const RowTaps taps{first.data(), pair.data(), count};
-      std::vector<float> fast(static_cast<size_t>(channels) * count), portable(fast.size());
-      BlendRow(row.data(), channels, taps, fast.data(), count);
-      BlendRowPortable(row.data(), channels, taps, portable.data(), count);
-      EXPECT_EQ(fast, portable) << channels << " channels, " << count << " columns";
+      std::vector<float> portable(static_cast<size_t>(channels) * count);
+      kernels.front().blend(row.data(), channels, taps, portable.data(), count);
       for (int x = 0; x < count; ++x) {
         for (int c = 0; c < channels; ++c) {
           const int want = row[first[x] * channels + c] * pair[2 * x] + row[(first[x] + 1) * channels + c] * pair[2 * x + 1];
           ASSERT_EQ(portable[static_cast<size_t>(c) * count + x], static_cast<float>(want));
         }
+      }
+      for (const RowKernels& kernel : kernels) {
+        std::vector<float> out(portable.size(), -1.0f);
+        kernel.blend(row.data(), channels, taps, out.data(), count);
+        EXPECT_EQ(out, portable) << kernel.name << ", " << channels << " channels, " << count << " columns";
+      }
+      std::vector<float> fast(portable.size(), -1.0f);
+      BlendRow(row.data(), channels, taps, fast.data(), count);
+      EXPECT_EQ(fast, portable) << "BlendRow, " << channels << " channels, " << count << " columns";
+    }
+  }
+}
+
+TEST(ResampleTest, MixKernelsRoundLikeTheIntegers) {
+  // a, b: blended values (integers up to 255 * 256); the row weights over 65536 add up to 1 / 256.
+  const std::vector<RowKernels> kernels = AvailableRowKernels();
+  for (int n : {1, 15, 16, 17, 31, 32, 33, 63, 96, 100}) {
+    std::vector<float> a(n), b(n);
+    for (int x = 0; x < n; ++x) {
+      a[x] = static_cast<float>((x * 7919 + 13) % (255 * 256 + 1));
+      b[x] = static_cast<float>((x * 104729 + n) % (255 * 256 + 1));
+    }
+    for (int wy : {0, 1, 77, 128, 255, 256}) {
+      std::vector<uint8_t> want(n);
+      for (int x = 0; x < n; ++x) {
+        const int64_t v = static_cast<int64_t>(a[x]) * (256 - wy) + static_cast<int64_t>(b[x]) * wy;
+        want[x] = static_cast<uint8_t>((v + 32768) >> 16);
+      }
+      const float wa = (256 - wy) / 65536.0f, wb = wy / 65536.0f;
+      for (const RowKernels& kernel : kernels) {
+        std::vector<uint8_t> got(n + 1, 0xAB);
+        kernel.mix(a.data(), b.data(), wa, wb, n, got.data());
+        EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.begin() + n), want) << kernel.name << ", " << n << " values";
+        EXPECT_EQ(got[n], 0xAB) << kernel.name << " wrote past " << n << " values";
       }
     }
   }
