@@ -12,30 +12,54 @@ namespace {
 
 constexpr int kOne = 256;  // weights are 8-bit fixed point: a tap pair's weights add up to kOne
 
-// Source taps of `count` consecutive output coordinates starting at resized coordinate `first` (reversed when
-// `reverse`): first[i] and second[i] are source indices, weight[i] the 8-bit weight of second[i]. The resized
-// coordinate is clamped to [0, resized), so crops larger than the resized image repeat its edge.
-void AxisTaps(int source, int resized, int first, int count, bool reverse, int* first_tap, int* second_tap,
-              int* weight) {
-  const bool identity = source == resized;
-  const double step = static_cast<double>(source) / resized;
+// Source taps of every coordinate of an axis resized from `source` to `resized` (half-pixel centres): first[r] and
+// second[r] are source indices, weight[r] the 8-bit weight of second[r]. Kept per thread for the last geometry seen:
+// a table's images mostly share one size, and only the crop offset and flip change from image to image.
+struct AxisTable {
+  int source = -1;
+  int resized = -1;
+  std::vector<int> first, second, weight;
+
+  void Build(int source_size, int resized_size) {
+    if (source == source_size && resized == resized_size) return;
+    source = source_size;
+    resized = resized_size;
+    first.resize(resized);
+    second.resize(resized);
+    weight.resize(resized);
+    const bool identity = source == resized;
+    const double step = static_cast<double>(source) / resized;
+    for (int r = 0; r < resized; ++r) {
+      int a = r, b = r, w = 0;
+      if (!identity) {
+        const double f = std::max(0.0, (r + 0.5) * step - 0.5);
+        a = std::min(static_cast<int>(f), source - 1);
+        b = std::min(a + 1, source - 1);
+        w = static_cast<int>(std::lround((f - a) * kOne));
+      }
+      first[r] = a;
+      second[r] = b;
+      weight[r] = w;
+    }
+  }
+};
+
+// Taps of `count` consecutive output coordinates starting at resized coordinate `first` (reversed when `reverse`).
+// The resized coordinate is clamped to [0, resized), so crops larger than the resized image repeat its edge.
+void AxisTaps(AxisTable& table, int source, int resized, int first, int count, bool reverse, int* first_tap,
+              int* second_tap, int* weight) {
+  table.Build(source, resized);
   for (int i = 0; i < count; ++i) {
     const int r = std::clamp(first + (reverse ? count - 1 - i : i), 0, resized - 1);
-    int a = r, b = r, w = 0;
-    if (!identity) {
-      const double f = std::max(0.0, (r + 0.5) * step - 0.5);
-      a = std::min(static_cast<int>(f), source - 1);
-      b = std::min(a + 1, source - 1);
-      w = static_cast<int>(std::lround((f - a) * kOne));
-    }
-    first_tap[i] = a;
-    second_tap[i] = b;
-    weight[i] = w;
+    first_tap[i] = table.first[r];
+    second_tap[i] = table.second[r];
+    weight[i] = table.weight[r];
   }
 }
 
 // Per-thread tables and rows, grown once and reused (no allocation per image).
 struct Scratch {
+  AxisTable columns, rows;
   std::vector<int> x0, x1, wx, y0, y1, wy, first;
   std::vector<int16_t> pair;
   std::vector<float> blended[2];     // two horizontally blended source rows, `channels` planes of out_w each
@@ -56,8 +80,8 @@ void Resample(const uint8_t* src, const ResampleWindow& win, const float* scale,
   s.y0.resize(out_h);
   s.y1.resize(out_h);
   s.wy.resize(out_h);
-  AxisTaps(win.src_w, win.resized_w, win.left, out_w, win.flip, s.x0.data(), s.x1.data(), s.wx.data());
-  AxisTaps(win.src_h, win.resized_h, win.top, out_h, false, s.y0.data(), s.y1.data(), s.wy.data());
+  AxisTaps(s.columns, win.src_w, win.resized_w, win.left, out_w, win.flip, s.x0.data(), s.x1.data(), s.wx.data());
+  AxisTaps(s.rows, win.src_h, win.resized_h, win.top, out_h, false, s.y0.data(), s.y1.data(), s.wy.data());
   // Column taps in the row kernels' form: always the pixels (first, first + 1).
   s.first.resize(out_w);
   s.pair.resize(2 * static_cast<size_t>(out_w) + 16);
