@@ -28,19 +28,35 @@ void JpegErrorExit(j_common_ptr cinfo) {
   std::longjmp(err->jump, 1);
 }
 
-void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
-                DecodedImage* out) {
+// One decompressor per thread, reused image after image: libjpeg allocates its pools and tables when a decompressor
+// is created, and that cost is per image otherwise. After an error the decompressor is aborted, which returns it to
+// a reusable state.
+struct JpegDecoder {
   jpeg_decompress_struct cinfo;
   JpegError err;
-  cinfo.err = jpeg_std_error(&err.mgr);
-  err.mgr.error_exit = JpegErrorExit;
-  err.mgr.output_message = [](j_common_ptr) {};
+  bool created = false;
+  ~JpegDecoder() {
+    if (created) jpeg_destroy_decompress(&cinfo);
+  }
+};
+
+void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
+                DecodedImage* out) {
+  thread_local JpegDecoder decoder;
+  jpeg_decompress_struct& cinfo = decoder.cinfo;
+  JpegError& err = decoder.err;
   DecodedImage& image = *out;  // constructed before setjmp; only POD locals change after it
   if (setjmp(err.jump)) {
-    jpeg_destroy_decompress(&cinfo);
+    if (decoder.created) jpeg_abort_decompress(&cinfo);
     LAKERUN_THROW(CorruptDataError, what, ": bad JPEG: ", err.message);
   }
-  jpeg_create_decompress(&cinfo);
+  if (!decoder.created) {
+    cinfo.err = jpeg_std_error(&err.mgr);
+    err.mgr.error_exit = JpegErrorExit;
+    err.mgr.output_message = [](j_common_ptr) {};
+    jpeg_create_decompress(&cinfo);
+    decoder.created = true;
+  }
   jpeg_mem_src(&cinfo, const_cast<unsigned char*>(data), static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
   cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
@@ -66,7 +82,6 @@ void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_si
     jpeg_read_scanlines(&cinfo, rows, n);
   }
   jpeg_finish_decompress(&cinfo);
-  jpeg_destroy_decompress(&cinfo);
 }
 
 void DecodePng(const uint8_t* data, size_t size, int channels, const std::string& what, DecodedImage* out) {

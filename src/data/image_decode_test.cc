@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/data/image_encode.h"
@@ -74,6 +76,34 @@ TEST(ImageDecodeTest, JpegDctScalingKeepsTheShorterSideAboveTheTarget) {
   const DecodedImage small = DecodeImage(Bytes(jpeg), jpeg.size(), 3, 40, "a.jpg");
   EXPECT_EQ(small.width, 48);  // 192 / 4 >= 40 > 192 / 8
   EXPECT_EQ(small.height, 64);
+}
+
+TEST(ImageDecodeTest, ADecoderReusedAfterErrorsAndScalingDecodesLikeAFreshOne) {
+  // Each thread reuses one JPEG decompressor: an error mid-header, an error mid-scan, or a DCT-scaled decode before an
+  // image must not change how that image decodes.
+  const auto px = Gradient(64, 48);
+  const std::string jpeg = EncodeJpeg(px, 64, 48);
+  std::vector<uint8_t> first;
+  std::thread([&] { first = DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg").pixels; }).join();
+  const std::string bad_header = "\xFF\xD8\xFF\xC0\x00\x02garbage";
+  std::string bad_scan = jpeg;
+  for (size_t i = bad_scan.size() / 2; i < bad_scan.size() / 2 + 40; ++i) bad_scan[i] = static_cast<char>(0xFF);
+  const auto big = Gradient(256, 192);
+  const std::string scaled = EncodeJpeg(big, 256, 192);
+  EXPECT_THROW(DecodeImage(Bytes(bad_header), bad_header.size(), 3, 0, "bad"), CorruptDataError);
+  EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg").pixels, first);
+  try {
+    DecodeImage(Bytes(bad_scan), bad_scan.size(), 3, 0, "scan");  // a marker inside the scan may only be a warning
+  } catch (const CorruptDataError&) {
+  }
+  EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg").pixels, first);
+  EXPECT_EQ(DecodeImage(Bytes(scaled), scaled.size(), 3, 40, "big.jpg").width, 48);
+  const DecodedImage again = DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg");
+  EXPECT_EQ(again.width, 48);
+  EXPECT_EQ(again.height, 64);
+  EXPECT_EQ(again.pixels, first);
+  EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 1, 0, "a.jpg").pixels.size(), 64u * 48u);
+  EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg").pixels, first);
 }
 
 TEST(ImageDecodeTest, CorruptOrUnknownBytesNameTheSample) {
