@@ -220,27 +220,40 @@ TEST(ColumnPolicyTest, ParquetRequiredBytesReadAsViewsKeepEveryValue) {
   pq::Schema schema = pq::Schema::FromFields(
       {pq::Leaf("blob", pq::PhysicalType::kByteArray),
        pq::Leaf("fixed", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 3)});
+  // Rows 0-39: distinct fixed values; rows 40-59: only two values, which dictionary-encode, so their views point
+  // into the dictionary page rather than lying back to back.
   std::vector<std::string> blobs, fixed;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 60; ++i) {
     blobs.push_back(std::string(static_cast<size_t>(i % 5), static_cast<char>('a' + i % 26)));
-    fixed.push_back({static_cast<char>(i), static_cast<char>(i + 1), static_cast<char>(i + 2)});
+    const int v = i < 40 ? i : 100 + i % 2;
+    fixed.push_back({static_cast<char>(v), static_cast<char>(v + 1), static_cast<char>(v + 2)});
   }
   {
     pq::ParquetWriter writer(LocalFileSystem(), path, schema);
-    writer.WriteRowGroup({pq::ColumnData::ByteArrays({blobs.begin(), blobs.begin() + 25}),
-                          pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 3,
-                                                     {fixed.begin(), fixed.begin() + 25})});
-    writer.WriteRowGroup({pq::ColumnData::ByteArrays({blobs.begin() + 25, blobs.end()}),
-                          pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 3,
-                                                     {fixed.begin() + 25, fixed.end()})});
+    for (auto [begin, end] : {std::pair{0, 25}, std::pair{25, 40}, std::pair{40, 60}}) {
+      writer.WriteRowGroup({pq::ColumnData::ByteArrays({blobs.begin() + begin, blobs.begin() + end}),
+                            pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 3,
+                                                       {fixed.begin() + begin, fixed.begin() + end})});
+    }
     writer.Close();
   }
   auto source = OpenTable(path);
-  // ReadUnit keeps the contiguous layout; the loader's cache reads views.
+  // ReadUnit keeps the contiguous layout; the loader's cache reads views, except for fixed-width values that lie
+  // back to back in the decoded pages, which come as contiguous rows.
   EXPECT_EQ(source->ReadUnit(0)->columns[0].views, nullptr);
   UnitReadOptions views;
   views.allow_views = true;
-  EXPECT_NE(source->ReadUnitWith(1, views)->columns[1].views, nullptr);
+  const auto distinct = source->ReadUnitWith(1, views);
+  EXPECT_NE(distinct->columns[0].views, nullptr);
+  EXPECT_EQ(distinct->columns[1].views, nullptr);
+  ASSERT_NE(distinct->columns[1].data, nullptr);
+  EXPECT_EQ(distinct->columns[1].size_bytes, 15u * 3u);
+  for (int i = 0; i < 15; ++i) {
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(distinct->columns[1].data) + 3 * i, 3), fixed[25 + i]) << i;
+  }
+  const auto repeated = source->ReadUnitWith(2, views);
+  ASSERT_NE(repeated->columns[1].views, nullptr);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(repeated->columns[1].views[i], fixed[40 + i]) << i;
   LoaderOptions o;
   o.raw_bytes = {"blob"};
   o.batch_size = 7;
@@ -251,11 +264,13 @@ TEST(ColumnPolicyTest, ParquetRequiredBytesReadAsViewsKeepEveryValue) {
     for (int64_t k = 0; k < b->size(); ++k) {
       const int64_t id = b->sample_ids[k].item<int64_t>();
       EXPECT_EQ(b->bytes("blob", k), blobs[id]);
-      EXPECT_EQ(b->at("fixed")[k][2].item<uint8_t>(), static_cast<uint8_t>(id + 2));
+      for (int j = 0; j < 3; ++j) {
+        EXPECT_EQ(b->at("fixed")[k][j].item<uint8_t>(), static_cast<uint8_t>(fixed[id][j])) << id;
+      }
       ++seen;
     }
   }
-  EXPECT_EQ(seen, 40);
+  EXPECT_EQ(seen, 60);
 }
 
 }  // namespace
