@@ -9,6 +9,7 @@
 #include "lakerun/data/loader.h"
 #include "lakerun/data/row_source.h"
 #include "unit_cache.h"
+#include "unit_index.h"
 
 namespace lakerun::data {
 
@@ -22,7 +23,7 @@ struct ColumnPlan {
 
 struct CollateSpec {
   const RowSource* source = nullptr;
-  std::vector<uint64_t> unit_starts;         // num_units + 1 entries
+  UnitIndex units;                           // where each table row lies
   std::vector<ColumnPlan> plans;             // per projected column
   uint64_t seed = 0;
   bool pinned = false;                       // allocate in pinned host memory (CUDA targets)

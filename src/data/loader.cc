@@ -83,9 +83,13 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   spec.source = source.get();
   spec.seed = options_.seed;
   spec.pinned = options_.device.is_cuda();
-  for (size_t u = 0; u <= source->num_units(); ++u) spec.unit_starts.push_back(source->unit_start(u));
-  LAKERUN_CHECK_AS(CorruptDataError, spec.unit_starts.back() == num_rows_, RankPrefix(), "source units end at row ",
-                   spec.unit_starts.back(), " but the source has ", num_rows_, " rows");
+  std::vector<uint64_t> unit_starts;
+  for (size_t u = 0; u <= source->num_units(); ++u) unit_starts.push_back(source->unit_start(u));
+  LAKERUN_CHECK_AS(CorruptDataError, unit_starts.back() == num_rows_, RankPrefix(), "source units end at row ",
+                   unit_starts.back(), " but the source has ", num_rows_, " rows");
+  LAKERUN_CHECK_AS(CorruptDataError, unit_starts.front() == 0 && std::is_sorted(unit_starts.begin(), unit_starts.end()),
+                   RankPrefix(), "source units do not cover rows 0..", num_rows_, " in order");
+  spec.units = UnitIndex(std::move(unit_starts));
   const LoaderOptions& held = shared_->options;  // the plans point into these options, which live as long as spec
   for (const ColumnInfo& column : source->columns()) {
     ColumnPlan plan;
@@ -154,7 +158,7 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   uint64_t table_bytes = 0, largest_rows = 0;
   bool sizes_known = true;
   for (size_t u = 0; u < source->num_units(); ++u) {
-    const uint64_t hint = source->UnitBytesHint(u), rows = spec.unit_starts[u + 1] - spec.unit_starts[u];
+    const uint64_t hint = source->UnitBytesHint(u), rows = spec.units.starts()[u + 1] - spec.units.starts()[u];
     sizes_known = sizes_known && hint > 0;
     table_bytes += hint + rows * view_columns * sizeof(std::string_view);
     largest_rows = std::max(largest_rows, rows);
@@ -192,7 +196,7 @@ void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
   next_batch_ = (plan_->from().samples_yielded + skip + batch - 1) / batch;
   sample_end_ = options_.drop_last ? skip + (plan_->size() - skip) / batch * batch : plan_->size();
   lookahead_.reset();
-  if (decode_ahead_) lookahead_ = std::make_unique<UnitLookahead>(*plan_, shared_->spec.unit_starts, skip, sample_end_);
+  if (decode_ahead_) lookahead_ = std::make_unique<UnitLookahead>(*plan_, shared_->spec.units, skip, sample_end_);
 }
 
 void Loader::SetEpoch(uint64_t epoch) {
@@ -235,11 +239,8 @@ void Loader::TopUp() {
       }
     } else if (prefetcher_->pool.size() > 1) {
       // Only the units of this batch, at most once per prefetch window.
-      const auto& starts = shared_->spec.unit_starts;
       std::vector<size_t> units;
-      for (uint64_t id : ids) {
-        units.push_back(static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), id) - starts.begin()) - 1);
-      }
+      for (uint64_t id : ids) units.push_back(shared_->spec.units.Find(id));
       std::sort(units.begin(), units.end());
       units.erase(std::unique(units.begin(), units.end()), units.end());
       for (size_t unit : units) {

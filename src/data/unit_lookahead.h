@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "lakerun/data/epoch_plan.h"
+#include "unit_index.h"
 
 namespace lakerun::data {
 
 class UnitLookahead {
  public:
-  /// `plan` is copied (its window cache must not be shared with the batch builder's), `unit_starts` holds the first
-  /// row of every unit plus the row count at the end (kept by reference: it must outlive this object); plan
-  /// positions [begin, end) are scanned.
-  UnitLookahead(const EpochPlan& plan, const std::vector<uint64_t>& unit_starts, uint64_t begin, uint64_t end);
+  /// `plan` is copied (its window cache must not be shared with the batch builder's), `units` says which unit holds
+  /// each row (kept by reference: it must outlive this object); plan positions [begin, end) are scanned.
+  UnitLookahead(const EpochPlan& plan, const UnitIndex& units, uint64_t begin, uint64_t end);
 
   /// Units first needed at plan positions below `limit` (capped at `end`) that earlier calls did not return, in the
   /// order of first need. Each unit is returned at most once; scanning stops early once every unit was returned.
@@ -24,7 +24,7 @@ class UnitLookahead {
 
  private:
   EpochPlan plan_;
-  const std::vector<uint64_t>& unit_starts_;
+  const UnitIndex& units_;
   uint64_t end_;
   uint64_t next_ = 0;           // next plan position to scan
   std::vector<bool> returned_;  // per unit

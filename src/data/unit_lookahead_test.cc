@@ -33,7 +33,8 @@ TEST(UnitLookaheadTest, ReturnsEachUnitOnceInOrderOfFirstNeed) {
       options.window_blocks = 3;
       const EpochPlan plan(1000, world, world - 1, RemainderPolicy::kPad, 11, 2, options);
       for (uint64_t begin : {uint64_t{0}, uint64_t{37}}) {
-        UnitLookahead lookahead(plan, starts, begin, plan.size());
+        const UnitIndex index(starts);
+        UnitLookahead lookahead(plan, index, begin, plan.size());
         std::vector<bool> seen(starts.size() - 1, false);
         std::vector<size_t> got;
         for (uint64_t limit = begin; limit <= plan.size() + 50; limit += 29) {  // past the end is capped
@@ -47,7 +48,9 @@ TEST(UnitLookaheadTest, ReturnsEachUnitOnceInOrderOfFirstNeed) {
         std::vector<size_t> sorted = got;
         std::sort(sorted.begin(), sorted.end());
         EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) << "a unit came twice";
-        if (world == 1 && begin == 0) EXPECT_EQ(got.size(), starts.size() - 1);  // every row is needed once
+        if (world == 1 && begin == 0) {
+          EXPECT_EQ(got.size(), starts.size() - 1);  // every row is needed once
+        }
       }
     }
   }
@@ -56,11 +59,13 @@ TEST(UnitLookaheadTest, ReturnsEachUnitOnceInOrderOfFirstNeed) {
 TEST(UnitLookaheadTest, EmptySourceAndEmptyRangeReturnNothing) {
   const EpochPlan plan(0, 1, 0, RemainderPolicy::kPad, 1, 0);
   const std::vector<uint64_t> none = {0};
-  UnitLookahead empty(plan, none, 0, plan.size());
+  const UnitIndex none_index(none);
+  UnitLookahead empty(plan, none_index, 0, plan.size());
   EXPECT_TRUE(empty.Advance(100).empty());
   const EpochPlan some(10, 1, 0, RemainderPolicy::kPad, 1, 0);
   const std::vector<uint64_t> two = {0, 5, 10};
-  UnitLookahead nothing(some, two, 4, 4);
+  const UnitIndex two_index(two);
+  UnitLookahead nothing(some, two_index, 4, 4);
   EXPECT_TRUE(nothing.Advance(10).empty());
 }
 
