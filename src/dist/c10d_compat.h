@@ -5,6 +5,8 @@
 // - Work lives in Work.hpp as c10d::Work since 1.13 (earlier: ProcessGroup::Work); wait(timeout) throws on timeout.
 // - TCPStore takes TCPStoreOptions in both; 2.x adds useLibUV (default on from 2.4), which lakerun leaves at default.
 // - 2.x throws c10::DistNetworkError / DistStoreError (subclasses of c10::Error) where 1.13 throws c10::Error.
+// - TCPStoreOptions::numWorkers is c10::optional in 1.13, std::optional in 2.x (c10::nullopt is std::nullopt there).
+// Checked against libtorch 2.6.0 by scripts/check_torch2.sh (compile only, CPU build: the NCCL branch is unchecked).
 #pragma once
 
 #include <torch/version.h>
