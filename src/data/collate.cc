@@ -328,7 +328,7 @@ class Collator {
       const std::string_view bytes = chunk.RowView(r.local, 0);
       try {
         DecodeImage(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), opts.channels, min_side, "image",
-                    &image);
+                    &image, opts.max_pixels);
       } catch (...) {
         RethrowWithContext(StrCat(spec_.source->DescribeUnit(r.unit), " column '", info.name, "' row ", ids_[i],
                                   ": "));

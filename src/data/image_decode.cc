@@ -28,6 +28,18 @@ void JpegErrorExit(j_common_ptr cinfo) {
   std::longjmp(err->jump, 1);
 }
 
+// Whether an image of width x height pixels is over `max_pixels` (0: no limit). Checked from the header, so that a
+// damaged size never reaches an allocation.
+bool TooManyPixels(uint64_t width, uint64_t height, int64_t max_pixels) {
+  return max_pixels > 0 && width * height > static_cast<uint64_t>(max_pixels);
+}
+
+[[noreturn]] void ThrowTooManyPixels(uint64_t width, uint64_t height, int64_t max_pixels, const char* format,
+                                     const std::string& what) {
+  LAKERUN_THROW(CorruptDataError, what, ": ", format, " image of ", width, " x ", height,
+                " pixels exceeds the limit of ", max_pixels, " pixels (ImageOptions::max_pixels)");
+}
+
 // One decompressor per thread, reused image after image: libjpeg allocates its pools and tables when a decompressor
 // is created, and that cost is per image otherwise. After an error the decompressor is aborted, which returns it to
 // a reusable state.
@@ -41,7 +53,7 @@ struct JpegDecoder {
 };
 
 void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
-                DecodedImage* out) {
+                DecodedImage* out, int64_t max_pixels) {
   thread_local JpegDecoder decoder;
   jpeg_decompress_struct& cinfo = decoder.cinfo;
   JpegError& err = decoder.err;
@@ -68,6 +80,11 @@ void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_si
     cinfo.scale_denom = denom;
   }
   cinfo.dct_method = JDCT_ISLOW;
+  jpeg_calc_output_dimensions(&cinfo);
+  if (TooManyPixels(cinfo.output_width, cinfo.output_height, max_pixels)) {
+    jpeg_abort_decompress(&cinfo);
+    ThrowTooManyPixels(cinfo.output_width, cinfo.output_height, max_pixels, "JPEG", what);
+  }
   jpeg_start_decompress(&cinfo);
   image.height = static_cast<int>(cinfo.output_height);
   image.width = static_cast<int>(cinfo.output_width);
@@ -84,7 +101,8 @@ void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_si
   jpeg_finish_decompress(&cinfo);
 }
 
-void DecodePng(const uint8_t* data, size_t size, int channels, const std::string& what, DecodedImage* out) {
+void DecodePng(const uint8_t* data, size_t size, int channels, const std::string& what, DecodedImage* out,
+               int64_t max_pixels) {
   png_image png;
   std::memset(&png, 0, sizeof(png));
   png.version = PNG_IMAGE_VERSION;
@@ -92,6 +110,10 @@ void DecodePng(const uint8_t* data, size_t size, int channels, const std::string
     const std::string message = png.message;
     png_image_free(&png);
     LAKERUN_THROW(CorruptDataError, what, ": bad PNG: ", message);
+  }
+  if (TooManyPixels(png.width, png.height, max_pixels)) {
+    png_image_free(&png);
+    ThrowTooManyPixels(png.width, png.height, max_pixels, "PNG", what);
   }
   png.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
   DecodedImage& image = *out;
@@ -113,20 +135,20 @@ constexpr uint64_t kFlipStream = 0x666c6970ULL;
 }  // namespace
 
 DecodedImage DecodeImage(const uint8_t* data, size_t size, int channels, int min_short_side,
-                         const std::string& what) {
+                         const std::string& what, int64_t max_pixels) {
   DecodedImage image;
-  DecodeImage(data, size, channels, min_short_side, what, &image);
+  DecodeImage(data, size, channels, min_short_side, what, &image, max_pixels);
   return image;
 }
 
 void DecodeImage(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
-                 DecodedImage* out) {
+                 DecodedImage* out, int64_t max_pixels) {
   LAKERUN_CHECK(channels == 1 || channels == 3, what, ": image channels must be 1 or 3, got ", channels);
   if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
-    return DecodeJpeg(data, size, channels, min_short_side, what, out);
+    return DecodeJpeg(data, size, channels, min_short_side, what, out, max_pixels);
   }
   static const uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-  if (size >= 8 && std::memcmp(data, kPngMagic, 8) == 0) return DecodePng(data, size, channels, what, out);
+  if (size >= 8 && std::memcmp(data, kPngMagic, 8) == 0) return DecodePng(data, size, channels, what, out, max_pixels);
   LAKERUN_THROW(CorruptDataError, what, ": ", size, " bytes are neither JPEG nor PNG (unknown magic)");
 }
 

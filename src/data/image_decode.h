@@ -21,12 +21,13 @@ struct DecodedImage {
 
 /// Decodes JPEG or PNG bytes (sniffed by magic) to `channels` (1 or 3) channels. `min_short_side` > 0 lets JPEG
 /// decode at a reduced DCT scale as long as the shorter side stays >= it (much faster before a downscale).
-/// Throws CorruptDataError naming `what` for undecodable bytes, NotImplemented for other formats.
+/// Throws CorruptDataError naming `what` for undecodable bytes, or for an image of more than `max_pixels` pixels as
+/// decoded (checked from the header, before allocating; 0: no limit).
 DecodedImage DecodeImage(const uint8_t* data, size_t size, int channels, int min_short_side,
-                         const std::string& what);
+                         const std::string& what, int64_t max_pixels = kDefaultMaxImagePixels);
 /// Same, into `out`, reusing the capacity of its pixels (no allocation per image in a loop).
 void DecodeImage(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
-                 DecodedImage* out);
+                 DecodedImage* out, int64_t max_pixels = kDefaultMaxImagePixels);
 
 /// Output height and width for an image of the given size under `options`.
 void OutputSize(const ImageOptions& options, int height, int width, int* out_height, int* out_width);

@@ -2,6 +2,7 @@
 
 #include <jpeglib.h>
 #include <png.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -104,6 +105,34 @@ TEST(ImageDecodeTest, ADecoderReusedAfterErrorsAndScalingDecodesLikeAFreshOne) {
   EXPECT_EQ(again.pixels, first);
   EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 1, 0, "a.jpg").pixels.size(), 64u * 48u);
   EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg").pixels, first);
+}
+
+TEST(ImageDecodeTest, ImagesOverThePixelLimitAreRejectedFromTheHeader) {
+  const auto px = Gradient(64, 48);  // 3072 pixels
+  const std::string jpeg = EncodeJpeg(px, 64, 48);
+  const std::string png = EncodePng(px, 64, 48);
+  EXPECT_THROW_WITH(DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "row 4", 3071), CorruptDataError, "row 4",
+                    "JPEG image of 48 x 64 pixels exceeds the limit of 3071 pixels");
+  EXPECT_THROW_WITH(DecodeImage(Bytes(png), png.size(), 3, 0, "row 5", 3071), CorruptDataError, "row 5",
+                    "PNG image of 48 x 64 pixels exceeds the limit of 3071 pixels");
+  EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg", 3072).pixels.size(), 3072u * 3u);
+  EXPECT_EQ(DecodeImage(Bytes(png), png.size(), 3, 0, "a.png", int64_t{0}).pixels.size(), 3072u * 3u);  // 0: no limit
+  // The limit applies to the decoded size: a DCT-scaled JPEG passes where its full size would not.
+  const auto big = Gradient(256, 192);
+  const std::string scaled = EncodeJpeg(big, 256, 192);
+  EXPECT_EQ(DecodeImage(Bytes(scaled), scaled.size(), 3, 40, "big.jpg", 48 * 64).width, 48);
+  EXPECT_THROW(DecodeImage(Bytes(scaled), scaled.size(), 3, 0, "big.jpg", 48 * 64), CorruptDataError);
+  // A header claiming 65000 x 65000 pixels is refused before anything is allocated (4 GB of pixels otherwise).
+  std::string huge = png;
+  const unsigned char side[4] = {0x00, 0x00, 0xFD, 0xE8};  // IHDR width and height, big-endian 65000
+  huge.replace(16, 4, reinterpret_cast<const char*>(side), 4);
+  huge.replace(20, 4, reinterpret_cast<const char*>(side), 4);
+  const uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(huge.data() + 12), 17));
+  for (int i = 0; i < 4; ++i) huge[29 + i] = static_cast<char>(crc >> (24 - 8 * i));  // IHDR's CRC, big-endian
+  EXPECT_THROW_WITH(DecodeImage(Bytes(huge), huge.size(), 3, 0, "huge.png"), CorruptDataError, "huge.png",
+                    "PNG image of 65000 x 65000 pixels exceeds the limit of 89478485 pixels");
+  // The decoder that refused an image decodes the next one normally.
+  EXPECT_EQ(DecodeImage(Bytes(jpeg), jpeg.size(), 3, 0, "a.jpg").pixels.size(), 3072u * 3u);
 }
 
 TEST(ImageDecodeTest, CorruptOrUnknownBytesNameTheSample) {

@@ -5,9 +5,13 @@
 // of (seed, epoch, sample index), so augmentation is reproducible and independent of threads and ranks.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace lakerun::data {
+
+/// The default ImageOptions::max_pixels: PIL's Image.MAX_IMAGE_PIXELS (a 9459 x 9459 image, ~256 MB as RGB).
+constexpr int64_t kDefaultMaxImagePixels = 89'478'485;
 
 struct ImageOptions {
   /// Output channels: 1 (grey) or 3 (RGB); decoded images are converted.
@@ -26,6 +30,10 @@ struct ImageOptions {
   /// Per-channel normalisation when to_float: (x - mean[c]) / std[c]. Empty = none.
   std::vector<float> mean;
   std::vector<float> std;
+  /// Images with more pixels than this (as decoded, after JPEG's DCT scaling) are a CorruptDataError naming the
+  /// sample, raised from the header before any pixel memory is allocated: a damaged or hostile header can claim
+  /// 65535 x 65535 pixels (12 GB as RGB). 0: no limit.
+  int64_t max_pixels = kDefaultMaxImagePixels;
 };
 
 }  // namespace lakerun::data
