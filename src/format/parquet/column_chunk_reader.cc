@@ -91,6 +91,7 @@ class ChunkDecoder {
     out_.set_has_views(views_);
     out_.set_type(spec.type, spec.type_length);
     out_.set_num_values(0);
+    out_.set_first_row(0);
     out_.mutable_value_buffer().Clear();
     out_.mutable_offsets().clear();
     out_.mutable_def_levels().clear();
@@ -123,8 +124,19 @@ class ChunkDecoder {
   }
 
   void Run() {
+    const bool ranged = spec_.row_end >= 0;
+    if (ranged && spec_.max_rep_level > 0) {
+      ctx_.Fail("a row range can only be read from a column without repetition");
+    }
+    int64_t rows_seen = 0;     // rows of the data pages passed so far (ranged reads: one slot per row)
+    bool read_any = false;     // a data page of the range was decoded
+    bool ended_early = false;  // stopped after the range's last page
     size_t pos = 0;
     while (pos < chunk_.size() && (spec_.num_values < 0 || slots_ < spec_.num_values)) {
+      if (ranged && rows_seen >= spec_.row_end && read_any) {
+        ended_early = true;
+        break;
+      }
       ctx_.page_offset = base_ + pos;
       size_t header_size = 0;
       PageHeader h = ParsePageHeader(chunk_.substr(pos), ctx_.Describe() + ": page header", base_ + pos,
@@ -140,6 +152,19 @@ class ChunkDecoder {
       }
       std::string_view body = chunk_.substr(pos, static_cast<size_t>(h.compressed_page_size));
       pos += body.size();
+      const auto type = static_cast<PageType>(h.type);
+      if (ranged && (type == PageType::kDataPage || type == PageType::kDataPageV2)) {
+        // A column without repetition has one slot per row, so a page's header says which rows it holds.
+        const int64_t first = rows_seen;
+        CheckPageCount(h.num_values, h.uncompressed_page_size);
+        rows_seen += h.num_values;
+        if (rows_seen <= spec_.row_begin) {  // wholly before the range (the loop stops after its last page)
+          slots_ += h.num_values;              // skipped unread
+          continue;
+        }
+        if (!read_any) out_.set_first_row(first);
+        read_any = true;
+      }
       if (spec_.verify_crc && h.crc) {
         uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
                                                    static_cast<uInt>(body.size())));
@@ -152,7 +177,8 @@ class ChunkDecoder {
         default: break;  // index pages and page types newer than this reader are skipped
       }
     }
-    if (spec_.num_values >= 0 && slots_ != spec_.num_values) {
+    if (ranged && !read_any && rows_seen > 0) out_.set_first_row(rows_seen);  // the range lies past every page
+    if (!ended_early && spec_.num_values >= 0 && slots_ != spec_.num_values) {
       ctx_.page_offset = base_ + pos;
       ctx_.Fail(StrCat("column chunk holds ", slots_, " values in its pages, its metadata says ", spec_.num_values));
     }

@@ -29,6 +29,12 @@ struct ChunkSpec {
   bool keep_dictionary = false;
   /// Size of the blocks of page memory for views (the chunk's uncompressed size makes one block hold every page).
   uint64_t view_block_bytes = 0;
+  /// Columns without repetition only: decode just the data pages holding some of rows [row_begin, row_end) of the
+  /// chunk; the pages wholly outside are skipped from their headers, without decompressing (the dictionary page is
+  /// always read). The output then starts at the first row of the first page read (ColumnData::first_row()) and
+  /// ends with the last page read. row_end < 0: every page.
+  int64_t row_begin = 0;
+  int64_t row_end = -1;
 };
 
 /// Memory a chunk decode uses beyond its output.

@@ -2,6 +2,7 @@
 // for every encoding, codec and page version; views outliving the file, the scratch and the reused output; the
 // dictionary form and its fallback when a chunk mixes dictionary and plain pages.
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -175,6 +176,83 @@ TEST_P(ColumnFormsTest, ViewsAndDictionaryFormsHoldTheCopiedValues) {
       ExpectSameValues(copied, copied_dict, where + ", copied dictionary");
     }
   }
+}
+
+// Slot i of a flat column: its value, or nullopt when null.
+std::vector<std::optional<std::string>> Slots(const ColumnData& d) {
+  std::vector<std::optional<std::string>> slots;
+  int64_t value = 0;
+  for (int64_t i = 0; i < d.num_slots(); ++i) {
+    const bool defined = d.def_levels().empty() || d.def_levels()[static_cast<size_t>(i)] == d.max_def_level();
+    slots.push_back(defined ? std::optional<std::string>(std::string(d.bytes_at(value++))) : std::nullopt);
+  }
+  return slots;
+}
+
+TEST_P(ColumnFormsTest, RowRangesReadOnlyThePagesHoldingThem) {
+  const auto [codec, page_version, encoding] = GetParam();
+  WriterOptions options;
+  options.codec = codec;
+  options.page_version = page_version;
+  options.page_bytes = 700;  // many pages per chunk
+  options.dictionary = encoding == Encoding::kPlainDictionary;
+  if (!options.dictionary) {
+    options.column_encoding["s"] = encoding == Encoding::kByteStreamSplit ? Encoding::kPlain : encoding;
+    options.column_encoding["f"] =
+        encoding == Encoding::kDeltaLengthByteArray ? Encoding::kPlain : encoding;
+    options.column_encoding["tags.list.element"] = Encoding::kPlain;
+  }
+  MemFile f;
+  WriteGroups(f, {MakeRows(1500, 40, 1)}, options);
+  auto file = f.Open();
+  const int64_t rows = 1500;
+  for (int col = 0; col < 2; ++col) {  // "s" and "f": no repetition
+    const auto all = Slots(file->ReadColumnChunk(0, col));
+    ASSERT_EQ(static_cast<int64_t>(all.size()), rows);
+    for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 1}, {37, 400}, {699, 1400}, {1499, 1500},
+                              {1400, 1600}, {0, rows}, {2000, 2100}}) {
+      for (bool views : {false, true}) {
+        SCOPED_TRACE("column " + std::to_string(col) + " rows " + std::to_string(begin) + "-" + std::to_string(end) +
+                     (views ? " views" : " copied"));
+        ColumnReadOptions o;
+        o.byte_views = views;
+        o.row_begin = begin;
+        o.row_end = end;
+        const ColumnData part = file->ReadColumnChunk(0, col, o);
+        const auto got = Slots(part);
+        const int64_t last = std::min(end, rows);
+        ASSERT_LE(part.first_row(), std::min(begin, last));
+        ASSERT_GE(part.first_row() + static_cast<int64_t>(got.size()), last);
+        for (int64_t r = begin; r < last; ++r) ASSERT_EQ(got[static_cast<size_t>(r - part.first_row())], all[r]) << r;
+        if (begin > 0 && end - begin < rows / 2) {
+          EXPECT_LT(static_cast<int64_t>(got.size()), rows) << "every page was read for a small range";
+        }
+      }
+    }
+  }
+  // Exactly the pages holding the range: a range starting on a page boundary does not read the page before it.
+  for (int col = 0; col < 2; ++col) {
+    ColumnReadOptions first_page;
+    first_page.row_begin = 0;
+    first_page.row_end = 1;
+    const int64_t boundary = file->ReadColumnChunk(0, col, first_page).num_slots();
+    ASSERT_LT(boundary, rows) << "column " << col << " has one page";
+    ColumnReadOptions next = first_page;
+    next.row_begin = boundary;
+    next.row_end = boundary + 1;
+    EXPECT_EQ(file->ReadColumnChunk(0, col, next).first_row(), boundary) << "column " << col;
+    next.row_begin = boundary - 1;
+    next.row_end = boundary;
+    const ColumnData last_of_first = file->ReadColumnChunk(0, col, next);
+    EXPECT_EQ(last_of_first.first_row(), 0) << "column " << col;
+    EXPECT_EQ(last_of_first.num_slots(), boundary) << "column " << col;
+  }
+  ColumnReadOptions o;
+  o.row_begin = 10;
+  o.row_end = 20;
+  EXPECT_THROW_WITH(file->ReadColumnChunk(0, 2, o), InvalidArgument, "repetition levels");
+  o.row_begin = 30;
+  EXPECT_THROW_WITH(file->ReadColumnChunk(0, 0, o), InvalidArgument, "bad row range");
 }
 
 INSTANTIATE_TEST_SUITE_P(

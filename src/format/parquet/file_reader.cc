@@ -170,6 +170,11 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   LAKERUN_CHECK(column >= 0 && column < schema().num_columns(), path_, ": column ", column, " out of range [0, ",
                 schema().num_columns(), ")");
   const ColumnDescriptor& d = schema().column(column);
+  const bool ranged = options.row_end >= 0;
+  LAKERUN_CHECK(!ranged || d.max_rep_level == 0, path_, ": column ", d.dotted_path,
+                " has repetition levels: rows of a row group can only be read whole");
+  LAKERUN_CHECK(!ranged || (options.row_begin >= 0 && options.row_begin <= options.row_end), path_,
+                ": bad row range [", options.row_begin, ", ", options.row_end, ")");
   const bool byte_type = d.physical_type == PhysicalType::kByteArray ||
                          d.physical_type == PhysicalType::kFixedLenByteArray ||
                          d.physical_type == PhysicalType::kInt96;
@@ -225,10 +230,24 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   ctx.file = path_;
   ctx.row_group = row_group;
   ctx.column = d.dotted_path;
+  if (ranged) {
+    spec.row_begin = options.row_begin;
+    spec.row_end = options.row_end;
+  }
   DecodeColumnChunkInto(chunk_view, static_cast<uint64_t>(c.start_offset()), spec, ctx, out, memory);
-  if (d.max_rep_level == 0 && out->num_slots() != g.num_rows) {
+  if (d.max_rep_level == 0 && !ranged && out->num_slots() != g.num_rows) {
     ctx.page_offset = static_cast<uint64_t>(c.start_offset());
     ctx.Fail(StrCat("column chunk holds ", out->num_slots(), " rows, the row group has ", g.num_rows));
+  }
+  if (ranged) {
+    // The pages read must cover the part of the range inside the row group.
+    const int64_t end = std::min(options.row_end, g.num_rows);
+    const int64_t begin = std::min(options.row_begin, end);
+    if (out->first_row() > begin || out->first_row() + out->num_slots() < end) {
+      ctx.page_offset = static_cast<uint64_t>(c.start_offset());
+      ctx.Fail(StrCat("pages read hold rows ", out->first_row(), "-", out->first_row() + out->num_slots(),
+                      ", not the rows ", begin, "-", end, " asked for (the row group has ", g.num_rows, ")"));
+    }
   }
 }
 

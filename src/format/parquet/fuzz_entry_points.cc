@@ -1,5 +1,6 @@
 #include "format/parquet/fuzz_entry_points.h"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -83,6 +84,47 @@ void ParsePageHeader(std::string_view bytes) {
   lakerun::parquet::ParsePageHeader(bytes, "<fuzz>", 0, 64, &size);
 }
 
+// Value bytes of slot `slot` of a column without repetition, or nullopt for a null slot.
+std::optional<std::string_view> SlotValue(const ColumnData& d, int64_t slot, int64_t* next_value) {
+  if (!d.def_levels().empty() && d.def_levels()[static_cast<size_t>(slot)] != d.max_def_level()) return std::nullopt;
+  const int64_t v = (*next_value)++;
+  const int width = d.value_width();
+  if (width > 0) {
+    return std::string_view(reinterpret_cast<const char*>(d.value_buffer().data()) + v * width,
+                            static_cast<size_t>(width));
+  }
+  return d.bytes_at(v);
+}
+
+// A row range of a chunk that decoded whole must decode too (it reads a subset of the same pages) and hold the same
+// slots. `seed` picks the range.
+void CheckRowRange(std::string_view chunk_bytes, const ChunkSpec& spec, const ColumnData& whole, uint64_t seed) {
+  if (spec.max_rep_level > 0 || whole.num_slots() == 0 || whole.has_views() || whole.has_dictionary()) return;
+  const int64_t slots = whole.num_slots();
+  ChunkSpec ranged = spec;
+  ranged.row_begin = static_cast<int64_t>(seed % static_cast<uint64_t>(slots));
+  ranged.row_end = ranged.row_begin + 1 + static_cast<int64_t>((seed >> 16) % static_cast<uint64_t>(slots));
+  ColumnData part;
+  try {
+    part = DecodeColumnChunkBytes(chunk_bytes, 0, ranged, Ctx());
+  } catch (const Error& e) {
+    throw std::logic_error(StrCat("rows ", ranged.row_begin, "-", ranged.row_end, " failed where the whole chunk "
+                                  "decoded: ", e.what()));
+  }
+  const int64_t end = std::min(ranged.row_end, slots);
+  if (part.first_row() > ranged.row_begin || part.first_row() + part.num_slots() < end) {
+    throw std::logic_error(StrCat("rows ", ranged.row_begin, "-", end, " asked, pages read hold ", part.first_row(),
+                                  "-", part.first_row() + part.num_slots()));
+  }
+  int64_t whole_value = 0, part_value = 0;
+  for (int64_t r = 0; r < part.first_row(); ++r) SlotValue(whole, r, &whole_value);
+  for (int64_t i = 0; i < part.num_slots(); ++i) {
+    if (SlotValue(whole, part.first_row() + i, &whole_value) != SlotValue(part, i, &part_value)) {
+      throw std::logic_error(StrCat("row ", part.first_row() + i, " differs between a range read and the whole"));
+    }
+  }
+}
+
 void DecodeColumnChunk(std::string_view chunk_bytes, PhysicalType type, int32_t type_length, int16_t max_def,
                        int16_t max_rep, Codec codec) {
   if (BadType(type) || max_def < 0 || max_rep < 0 || max_def > 64 || max_rep > max_def) return;
@@ -96,8 +138,10 @@ void DecodeColumnChunk(std::string_view chunk_bytes, PhysicalType type, int32_t 
   spec.max_page_bytes = 16 << 20;
   const bool byte_type = type == PhysicalType::kByteArray || type == PhysicalType::kFixedLenByteArray ||
                          type == PhysicalType::kInt96;
+  const uint64_t seed = chunk_bytes.size() * 0x9E3779B97F4A7C15ULL + (chunk_bytes.empty() ? 0 : chunk_bytes.back());
   if (!byte_type) {
-    DecodeColumnChunkBytes(chunk_bytes, 0, spec, Ctx());
+    const ColumnData whole = DecodeColumnChunkBytes(chunk_bytes, 0, spec, Ctx());
+    CheckRowRange(chunk_bytes, spec, whole, seed);
     return;
   }
   // Every form of the byte values: the copied one is the reference.
@@ -135,6 +179,7 @@ void DecodeColumnChunk(std::string_view chunk_bytes, PhysicalType type, int32_t 
     if (!same) throw std::logic_error("views form and copied form hold different values");
   }
   if (!copied) std::rethrow_exception(copied_exception);
+  CheckRowRange(chunk_bytes, spec, *copied, seed);
 }
 
 void DecodeRleHybrid(std::string_view bytes, int bit_width, int64_t count) {

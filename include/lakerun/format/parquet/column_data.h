@@ -87,6 +87,10 @@ class ColumnData {
   int64_t num_values() const { return num_values_; }
   /// Number of level slots (def_levels.size() when present, else rep_levels.size(), else num_values()).
   int64_t num_slots() const;
+  /// Row of the column chunk that the first slot belongs to: 0, unless a read of a row range
+  /// (ColumnReadOptions::row_begin) skipped the pages before it.
+  int64_t first_row() const { return first_row_; }
+  void set_first_row(int64_t row) { first_row_ = row; }
 
   /// Typed view of fixed-width values. T must match the width (e.g. float for FLOAT, uint8_t for BOOLEAN).
   template <typename T>
@@ -169,6 +173,7 @@ class ColumnData {
   std::shared_ptr<const ColumnData> dictionary_;
   std::vector<std::shared_ptr<const void>> owners_;  // page memory that views_ (or the dictionary's) point into
   bool has_views_ = false;
+  int64_t first_row_ = 0;
   int16_t max_def_level_ = 0;
   int16_t max_rep_level_ = 0;
 };

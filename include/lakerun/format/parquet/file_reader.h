@@ -43,6 +43,12 @@ struct ColumnReadOptions {
   /// (itself views when byte_views is set), as Arrow's DictionaryArray; a chunk that falls back to another encoding
   /// part-way (or has no dictionary) comes back in the views or copied form.
   bool dictionary = false;
+  /// Columns without repetition: decode only the data pages that hold some of the row group's rows
+  /// [row_begin, row_end), skipping the others from their headers without decompressing them. The result starts at
+  /// ColumnData::first_row() (<= row_begin) and covers at least up to row_end. row_end < 0: the whole chunk. A
+  /// column with repetition throws InvalidArgument.
+  int64_t row_begin = 0;
+  int64_t row_end = -1;
 };
 
 struct ReaderOptions {
