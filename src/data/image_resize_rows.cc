@@ -79,17 +79,16 @@ __attribute__((target("avx2"))) inline __m256i RoundedBlend8(const float* a, con
 // integer arithmetic, so bit-identical to the other kernels.
 __attribute__((target("avx2"))) void BlendRgbAvx2(const uint8_t* row, const RowTaps& taps, float* out,
                                                   int plane_stride) {
+  // The SSE4.1 kernel's byte shuffles, the same in both lanes.
   constexpr char Z = static_cast<char>(0x80);
   const __m256i kLow[3] = {
-      _mm256_setr_epi8(0, Z, 3, Z, 8, Z, 11, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, Z, 3, Z, 8, Z, 11, Z, Z, Z, Z, Z, Z, Z, Z, Z),
-      _mm256_setr_epi8(1, Z, 4, Z, 9, Z, 12, Z, Z, Z, Z, Z, Z, Z, Z, Z, 1, Z, 4, Z, 9, Z, 12, Z, Z, Z, Z, Z, Z, Z, Z, Z),
-      _mm256_setr_epi8(2, Z, 5, Z, 10, Z, 13, Z, Z, Z, Z, Z, Z, Z, Z, Z, 2, Z, 5, Z, 10, Z, 13, Z, Z, Z, Z, Z, Z, Z, Z,
-                       Z)};
+      _mm256_broadcastsi128_si256(_mm_setr_epi8(0, Z, 3, Z, 8, Z, 11, Z, Z, Z, Z, Z, Z, Z, Z, Z)),
+      _mm256_broadcastsi128_si256(_mm_setr_epi8(1, Z, 4, Z, 9, Z, 12, Z, Z, Z, Z, Z, Z, Z, Z, Z)),
+      _mm256_broadcastsi128_si256(_mm_setr_epi8(2, Z, 5, Z, 10, Z, 13, Z, Z, Z, Z, Z, Z, Z, Z, Z))};
   const __m256i kHigh[3] = {
-      _mm256_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, 0, Z, 3, Z, 8, Z, 11, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, Z, 3, Z, 8, Z, 11, Z),
-      _mm256_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, 1, Z, 4, Z, 9, Z, 12, Z, Z, Z, Z, Z, Z, Z, Z, Z, 1, Z, 4, Z, 9, Z, 12, Z),
-      _mm256_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, 2, Z, 5, Z, 10, Z, 13, Z, Z, Z, Z, Z, Z, Z, Z, Z, 2, Z, 5, Z, 10, Z, 13,
-                       Z)};
+      _mm256_broadcastsi128_si256(_mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, 0, Z, 3, Z, 8, Z, 11, Z)),
+      _mm256_broadcastsi128_si256(_mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, 1, Z, 4, Z, 9, Z, 12, Z)),
+      _mm256_broadcastsi128_si256(_mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, 2, Z, 5, Z, 10, Z, 13, Z))};
   const int* first = taps.first;
   auto two = [&](int x) {
     return _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + first[x] * 3)),
@@ -125,7 +124,8 @@ __attribute__((target("avx2"))) int MixRowsAvx2(const float* a, const float* b, 
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   int x = 0;
   for (; x + 32 <= n; x += 32) {
-    const __m256i lo = _mm256_packs_epi32(RoundedBlend8(a + x, b + x, va, vb), RoundedBlend8(a + x + 8, b + x + 8, va, vb));
+    const __m256i lo =
+        _mm256_packs_epi32(RoundedBlend8(a + x, b + x, va, vb), RoundedBlend8(a + x + 8, b + x + 8, va, vb));
     const __m256i hi =
         _mm256_packs_epi32(RoundedBlend8(a + x + 16, b + x + 16, va, vb), RoundedBlend8(a + x + 24, b + x + 24, va, vb));
     const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(lo, hi), order);
