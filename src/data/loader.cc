@@ -18,6 +18,19 @@
 #include "unit_lookahead.h"
 
 namespace lakerun::data {
+namespace {
+
+// Regions of the table one shuffle window reads at once: its blocks, plus one that straddles a unit boundary.
+uint64_t WindowRegions(const LoaderOptions& options) {
+  return options.shuffle.enabled ? options.shuffle.window_blocks + 1 : 2;
+}
+
+// A TableOptions::unit_bytes whose slices let a shuffle window's units fit in cache_bytes with room to spare.
+uint64_t SuggestedUnitBytes(const LoaderOptions& options) {
+  return std::max<uint64_t>(uint64_t{64} << 10, options.cache_bytes / (4 * WindowRegions(options)));
+}
+
+}  // namespace
 
 std::string_view Batch::bytes(const std::string& column, int64_t i) const {
   const auto offsets = tensors.find(column + kOffsetsSuffix);
@@ -139,14 +152,16 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   // in, row groups are decoded again and again. Warn rather than fail: it is slow, not wrong.
   uint64_t largest_unit = 0;
   for (size_t u = 0; u < source->num_units(); ++u) largest_unit = std::max(largest_unit, source->UnitBytesHint(u));
-  const uint64_t regions = options_.shuffle.enabled ? options_.shuffle.window_blocks + 1 : 2;
+  const uint64_t regions = WindowRegions(options_);
   const uint64_t working_set = std::min<uint64_t>(source->num_units(), regions) * largest_unit;
   if (working_set > options_.cache_bytes) {
     LAKERUN_LOG(Warning) << RankPrefix() << "cache_bytes " << options_.cache_bytes
                          << " is below the shuffle's working set of about " << working_set << " bytes ("
                          << std::min<uint64_t>(source->num_units(), regions) << " row groups of up to "
                          << largest_unit << " decoded bytes): row groups will be decoded repeatedly. Raise "
-                         << "cache_bytes, lower shuffle.window_blocks, or write smaller row groups.";
+                         << "cache_bytes, lower shuffle.window_blocks, write smaller row groups, or open the table "
+                         << "with TableOptions::unit_bytes = " << SuggestedUnitBytes(options_)
+                         << " to read it in slices of row groups.";
   }
   // Decode ahead only when every unit's size is known and the whole table fits in the cache with room to spare:
   // then no unit decoded early can push out one still needed. Byte columns may be cached as views (16 bytes a row

@@ -29,12 +29,30 @@ struct DataFile {
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
 };
 
+// One I/O unit: rows [begin, begin + rows) of a row group (all of it unless TableOptions::unit_bytes slices it).
 struct Unit {
   size_t file = 0;
   int row_group = 0;
   uint64_t rg_rows = 0;               // rows stored in the row group
-  std::vector<uint64_t> deleted;      // positions inside the row group to drop
+  uint64_t begin = 0;                 // first row of the unit inside the row group
+  uint64_t rows = 0;                  // rows of the unit, deleted ones included
+  std::vector<uint64_t> deleted;      // positions inside the unit to drop
+  bool sliced() const { return begin > 0 || rows < rg_rows; }
 };
+
+// The chunk from its row `skip` on: its pointers moved past the rows before (the memory stays owned as before).
+ColumnChunk SkipRows(ColumnChunk chunk, uint64_t skip, const ColumnInfo& info) {
+  if (skip == 0) return chunk;
+  if (chunk.views != nullptr) {
+    chunk.views += skip;
+  } else if (chunk.offsets != nullptr) {
+    chunk.offsets += skip;  // offsets index `data` from its start
+  } else {
+    chunk.data += skip * info.row_bytes();
+  }
+  if (chunk.validity != nullptr) chunk.validity += skip;
+  return chunk;
+}
 
 // How one projected column is stored in one file.
 struct ColumnLayout {
@@ -260,6 +278,9 @@ class ParquetTableSource final : public RowSource {
                         files_[0].path, " it is ", ToString(first.type), " of ", first.shape.size(), "-d shape");
         }
         layouts_[f].push_back(layout);
+        LAKERUN_CHECK(options.unit_bytes == 0 || !layout.is_list, files_[f].path, ": column '", names[c],
+                      "' is a list: TableOptions::unit_bytes can only slice row groups of columns without "
+                      "repetition; leave it out of the projection or set unit_bytes to 0");
       }
       std::vector<pq::Predicate> predicates;
       for (const Filter& filter : options.filters) {
@@ -273,17 +294,31 @@ class ParquetTableSource final : public RowSource {
       auto deleted = files_[f].deleted.begin();
       for (int rg = 0; rg < static_cast<int>(md.row_groups.size()); ++rg) {
         const auto rows = static_cast<uint64_t>(md.row_groups[rg].num_rows);
-        Unit unit{f, rg, rows, {}};
+        std::vector<uint64_t> rg_deleted;
         while (deleted != files_[f].deleted.end() && *deleted < file_row + rows) {
-          unit.deleted.push_back(*deleted++ - file_row);
+          rg_deleted.push_back(*deleted++ - file_row);
         }
         file_row += rows;
         bool pruned = false;
         for (const auto& p : predicates) pruned = pruned || pq::RowGroupCannotMatch(md, rg, p);
-        if (pruned || unit.deleted.size() == rows) continue;
-        starts_.push_back(rows_);
-        rows_ += rows - unit.deleted.size();
-        units_.push_back(std::move(unit));
+        if (pruned || rg_deleted.size() == rows) continue;
+        // Equal row slices of about unit_bytes decoded bytes each (one slice: the whole row group).
+        uint64_t slices = 1;
+        if (options.unit_bytes > 0) {
+          slices = std::clamp<uint64_t>((ProjectedBytes(f, rg) + options.unit_bytes - 1) / options.unit_bytes, 1, rows);
+        }
+        const uint64_t slice_rows = (rows + slices - 1) / slices;
+        auto next_deleted = rg_deleted.begin();
+        for (uint64_t begin = 0; begin < rows; begin += slice_rows) {
+          Unit unit{f, rg, rows, begin, std::min(slice_rows, rows - begin), {}};
+          while (next_deleted != rg_deleted.end() && *next_deleted < begin + unit.rows) {
+            unit.deleted.push_back(*next_deleted++ - begin);
+          }
+          if (unit.deleted.size() == unit.rows) continue;
+          starts_.push_back(rows_);
+          rows_ += unit.rows - unit.deleted.size();
+          units_.push_back(std::move(unit));
+        }
       }
     }
     starts_.push_back(rows_);
@@ -295,17 +330,16 @@ class ParquetTableSource final : public RowSource {
   uint64_t unit_start(size_t unit) const override { return starts_.at(unit); }
   std::string DescribeUnit(size_t unit) const override {
     const Unit& u = units_.at(unit);
+    if (u.sliced()) {
+      return StrCat(files_[u.file].path, " row group ", u.row_group, " rows ", u.begin, "-", u.begin + u.rows);
+    }
     return StrCat(files_[u.file].path, " row group ", u.row_group);
   }
 
   uint64_t UnitBytesHint(size_t unit) const override {
     const Unit& u = units_.at(unit);
-    const pq::RowGroupMeta& rg = files_[u.file].file->metadata().row_groups.at(u.row_group);
-    uint64_t bytes = 0;
-    for (const ColumnLayout& layout : layouts_[u.file]) {
-      bytes += static_cast<uint64_t>(rg.columns.at(layout.leaf).total_uncompressed_size);
-    }
-    return bytes;
+    const uint64_t bytes = ProjectedBytes(u.file, u.row_group);
+    return u.rg_rows == 0 ? bytes : static_cast<uint64_t>(static_cast<double>(bytes) * u.rows / u.rg_rows);
   }
 
   std::string Fingerprint() const override { return fingerprint_; }
@@ -320,7 +354,7 @@ class ParquetTableSource final : public RowSource {
     // instead of freshly allocated and page-faulted memory every time (scratch_pool.h).
     const ScratchPool::Lease scratch = scratch_.Borrow();
     auto out = std::make_shared<UnitData>();
-    out->rows = unit.rg_rows;
+    out->rows = unit.rows;
     for (size_t c = 0; c < infos_.size(); ++c) {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];
@@ -330,43 +364,64 @@ class ParquetTableSource final : public RowSource {
       pq::ColumnReadOptions read;
       read.byte_views = options.allow_views && !layout.is_list && unit.deleted.empty() &&
                         (info.type == ElementType::kBinary || info.type == ElementType::kUInt8);
+      if (unit.sliced()) {  // only the pages holding the unit's rows (columns without repetition)
+        read.row_begin = static_cast<int64_t>(unit.begin);
+        read.row_end = static_cast<int64_t>(unit.begin + unit.rows);
+      }
       file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), scratch.get(), read);
       const std::string where = StrCat(DescribeUnit(index), " column '", info.name, "'");
+      // Rows the decoded pages hold (from row `first` of the row group): the unit's rows, or more when sliced.
+      const uint64_t first = unit.sliced() ? static_cast<uint64_t>(data->first_row()) : 0;
+      const uint64_t rows = unit.sliced() ? static_cast<uint64_t>(data->num_slots()) : unit.rg_rows;
       ColumnChunk chunk;
       if (layout.is_list) {
-        const auto length = unit.rg_rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
+        const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
         if (length && *length == info.elements_per_row() &&
-            static_cast<uint64_t>(data->num_values()) == unit.rg_rows * static_cast<uint64_t>(*length)) {
+            static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
           chunk = Dense(data, info.row_bytes());  // the fast path: every row a non-null list of the column's length
         } else {
-          chunk = SpacedColumn::View(SpaceList(*data, unit.rg_rows, layout.list_def_level,
+          chunk = SpacedColumn::View(SpaceList(*data, rows, layout.list_def_level,
                                                info.elements_per_row(), where));
         }
-      } else if (static_cast<uint64_t>(data->num_values()) != unit.rg_rows) {
+      } else if (static_cast<uint64_t>(data->num_values()) != rows) {
         data->Materialize();
-        chunk = SpacedColumn::View(SpaceFlat(data, unit.rg_rows, where));  // nulls
+        chunk = SpacedColumn::View(SpaceFlat(data, rows, where));  // nulls
       } else {
         chunk = Dense(data, info.type == ElementType::kBinary ? 0 : info.row_bytes());
         if (info.type != ElementType::kBinary && chunk.views == nullptr) {
-          LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= unit.rg_rows * info.row_bytes(), where, ": ",
-                           chunk.size_bytes, " value bytes for ", unit.rg_rows, " rows of ", info.row_bytes(),
-                           " bytes");
+          LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= rows * info.row_bytes(), where, ": ",
+                           chunk.size_bytes, " value bytes for ", rows, " rows of ", info.row_bytes(), " bytes");
         }
       }
-      out->bytes += ChunkBytes(chunk, unit.rg_rows);
-      out->columns.push_back(std::move(chunk));
+      out->bytes += ChunkBytes(chunk, rows);
+      LAKERUN_CHECK_AS(CorruptDataError, first <= unit.begin && unit.begin + unit.rows <= first + rows, where,
+                       ": pages read hold rows ", first, "-", first + rows, " of the row group, not the unit's");
+      out->columns.push_back(SkipRows(std::move(chunk), unit.begin - first, info));
     }
-    if (!unit.deleted.empty()) Compact(unit, out.get());
+    // A slice copies its rows out, releasing the page memory of the pages it read (they hold rows of its
+    // neighbours too): the cache then holds, and counts, only the slice's own rows.
+    if (!unit.deleted.empty() || unit.sliced()) Compact(unit, out.get());
     return out;
   }
 
  private:
-  // Drops the rows a deletion vector removed (keeping validity, offsets and element validity aligned).
+  // Decoded bytes of the projected columns of a row group, from the footer.
+  uint64_t ProjectedBytes(size_t file, int row_group) const {
+    const pq::RowGroupMeta& rg = files_[file].file->metadata().row_groups.at(row_group);
+    uint64_t bytes = 0;
+    for (const ColumnLayout& layout : layouts_[file]) {
+      bytes += static_cast<uint64_t>(std::max<int64_t>(0, rg.columns.at(layout.leaf).total_uncompressed_size));
+    }
+    return bytes;
+  }
+
+  // Copies the unit's rows into memory of its own, dropping the rows a deletion vector removed (keeping validity,
+  // offsets and element validity aligned).
   void Compact(const Unit& unit, UnitData* data) const {
     std::vector<uint64_t> kept;
-    kept.reserve(unit.rg_rows - unit.deleted.size());
+    kept.reserve(unit.rows - unit.deleted.size());
     auto d = unit.deleted.begin();
-    for (uint64_t r = 0; r < unit.rg_rows; ++r) {
+    for (uint64_t r = 0; r < unit.rows; ++r) {
       if (d != unit.deleted.end() && *d == r) {
         ++d;
       } else {
@@ -381,8 +436,16 @@ class ParquetTableSource final : public RowSource {
       // Bytes per element of `data`, and elements per row when rows have no offsets.
       const size_t element = info.type == ElementType::kBinary ? 1 : ElementSize(info.type);
       const auto per_row = static_cast<uint64_t>(info.elements_per_row());
-      if (chunk.offsets != nullptr) out->offsets.push_back(0);
+      const bool view_offsets = chunk.views != nullptr && info.type == ElementType::kBinary;
+      if (chunk.offsets != nullptr || view_offsets) out->offsets.push_back(0);
       for (uint64_t r : kept) {
+        if (chunk.views != nullptr) {  // byte values as views: the row's bytes, with offsets for binary values
+          const std::string_view v = chunk.views[r];
+          out->data.insert(out->data.end(), v.begin(), v.end());
+          if (view_offsets) out->offsets.push_back(static_cast<int64_t>(out->data.size()));
+          if (chunk.validity) out->validity.push_back(chunk.validity[r]);
+          continue;
+        }
         const uint64_t begin = chunk.offsets ? static_cast<uint64_t>(chunk.offsets[r] - chunk.offsets[0]) : r * per_row;
         const uint64_t end = chunk.offsets ? static_cast<uint64_t>(chunk.offsets[r + 1] - chunk.offsets[0])
                                            : (r + 1) * per_row;

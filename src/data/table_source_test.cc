@@ -2,15 +2,21 @@
 #include "lakerun/data/table_source.h"
 
 #include <ATen/ATen.h>
+#include <gmock/gmock.h>
 
+#include <cstring>
 #include <map>
+#include <string>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/fault_injection.h"
 #include "lakerun/data/loader.h"
+#include "lakerun/format/delta/actions.h"
 #include "lakerun/format/delta/commit.h"
+#include "lakerun/format/delta/deletion_vector.h"
 #include "lakerun/format/delta/schema.h"
 #include "lakerun/format/delta/writer.h"
 #include "lakerun/format/parquet/schema.h"
@@ -248,6 +254,160 @@ TEST(TableSourceTest, MissingAndCorruptFilesNameTheFileAndTheRank) {
     Loader loader(source, o);
     EXPECT_THROW_WITH(loader.Next(), Error, "rank 1 of 2", "epoch 0 batch 0", "t.parquet", "row group 0");
   }
+}
+
+// Row `row` of column `c` through the units of `source` (views allowed, as the loader reads them): its bytes, or
+// nullopt when null.
+std::optional<std::string> RowAt(const RowSource& source, uint64_t row, size_t c,
+                                 std::map<size_t, std::shared_ptr<const UnitData>>* units) {
+  size_t u = 0;
+  while (source.unit_start(u + 1) <= row) ++u;
+  auto& unit = (*units)[u];
+  if (unit == nullptr) {
+    UnitReadOptions views;
+    views.allow_views = true;
+    unit = source.ReadUnitWith(u, views);
+    EXPECT_EQ(unit->rows, source.unit_start(u + 1) - source.unit_start(u)) << source.DescribeUnit(u);
+  }
+  const uint64_t local = row - source.unit_start(u);
+  const ColumnChunk& chunk = unit->columns[c];
+  if (chunk.validity != nullptr && !chunk.validity[local]) return std::nullopt;
+  return std::string(chunk.RowView(local, source.columns()[c].row_bytes()));
+}
+
+void ExpectSameRows(const RowSource& whole, const RowSource& sliced) {
+  ASSERT_EQ(whole.num_rows(), sliced.num_rows());
+  ASSERT_EQ(whole.columns().size(), sliced.columns().size());
+  std::map<size_t, std::shared_ptr<const UnitData>> whole_units, sliced_units;
+  for (uint64_t r = 0; r < whole.num_rows(); ++r) {
+    for (size_t c = 0; c < whole.columns().size(); ++c) {
+      ASSERT_EQ(RowAt(whole, r, c, &whole_units), RowAt(sliced, r, c, &sliced_units))
+          << "row " << r << " column " << whole.columns()[c].name;
+    }
+  }
+}
+
+// Rows [first, first + n): id = i; image = 4 bytes; s = a string of i % 5 bytes, null every 7th row; score = i / 4,
+// null every 3rd row. Small pages, so a row group holds many.
+void WriteNullableFile(FileSystem& fs, const std::string& path, int64_t first, int64_t n, int64_t row_group_rows,
+                       bool dictionary) {
+  pq::Schema schema = pq::Schema::FromFields(
+      {pq::Leaf("id", pq::PhysicalType::kInt64),
+       pq::Leaf("image", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 4),
+       pq::Leaf("s", pq::PhysicalType::kByteArray, pq::Repetition::kOptional),
+       pq::Leaf("score", pq::PhysicalType::kDouble, pq::Repetition::kOptional)});
+  pq::WriterOptions options;
+  options.page_bytes = 600;
+  options.dictionary = dictionary;
+  pq::ParquetWriter writer(fs, path, schema, options);
+  for (int64_t begin = first; begin < first + n; begin += row_group_rows) {
+    const int64_t end = std::min(first + n, begin + row_group_rows);
+    std::vector<int64_t> ids;
+    std::vector<std::string> images, strings;
+    std::vector<double> scores;
+    std::vector<int16_t> s_def, score_def;
+    for (int64_t i = begin; i < end; ++i) {
+      ids.push_back(i);
+      images.push_back(std::string{static_cast<char>(i), static_cast<char>(i >> 8), static_cast<char>(i * 3),
+                                   static_cast<char>(7)});
+      s_def.push_back(i % 7 == 0 ? 0 : 1);
+      if (i % 7 != 0) strings.push_back(std::string(static_cast<size_t>(i % 5), static_cast<char>('a' + i % 26)));
+      score_def.push_back(i % 3 == 0 ? 0 : 1);
+      if (i % 3 != 0) scores.push_back(static_cast<double>(i) / 4);
+    }
+    writer.WriteRowGroup({pq::ColumnData::Int64s(ids),
+                          pq::ColumnData::FixedBytes(pq::PhysicalType::kFixedLenByteArray, 4, images),
+                          pq::ColumnData::ByteArrays(strings).set_def_levels(s_def, 1),
+                          pq::ColumnData::Doubles(scores).set_def_levels(score_def, 1)});
+  }
+  writer.Close();
+}
+
+TEST(TableSourceTest, RowGroupsSlicedByUnitBytesHoldTheSameRowsAndReadOnlyTheirPages) {
+  testing::TempDir dir;
+  for (bool dictionary : {false, true}) {
+    SCOPED_TRACE(dictionary ? "dictionary" : "plain");
+    const std::string path = dir.Join(dictionary ? "d.parquet" : "p.parquet");
+    WriteNullableFile(LocalFileSystem(), path, 0, 2500, 1000, dictionary);
+    for (bool mapped : {false, true}) {
+      TableOptions t;
+      t.memory_map = mapped;
+      const auto whole = OpenTable(path, t);
+      ASSERT_EQ(whole->num_units(), 3u);
+      for (uint64_t unit_bytes : {uint64_t{3000}, uint64_t{700}, uint64_t{1}}) {
+        t.unit_bytes = unit_bytes;
+        const auto sliced = OpenTable(path, t);
+        EXPECT_GT(sliced->num_units(), whole->num_units()) << unit_bytes;
+        EXPECT_THAT(sliced->DescribeUnit(1), ::testing::HasSubstr(" rows "));
+        ExpectSameRows(*whole, *sliced);
+      }
+    }
+  }
+  // A slice reads only its pages: a unit of a tenth of the row group holds far less page memory than the row group.
+  const std::string path = dir.Join("p.parquet");
+  TableOptions t;
+  const auto whole = OpenTable(path, t);
+  t.unit_bytes = whole->UnitBytesHint(0) / 10;
+  const auto sliced = OpenTable(path, t);
+  EXPECT_GE(sliced->num_units(), 25u);
+  EXPECT_LT(sliced->ReadUnit(3)->bytes * 3, whole->ReadUnit(0)->bytes);
+  // Lists cannot be sliced.
+  const std::string lists = dir.Join("lists.parquet");
+  WriteFile(LocalFileSystem(), lists, 0, 100, 50);
+  TableOptions l;
+  l.unit_bytes = 100;
+  EXPECT_THROW_WITH(OpenTable(lists, l), InvalidArgument, "'x' is a list", "unit_bytes");
+  l.columns = {"id", "image"};
+  EXPECT_EQ(OpenTable(lists, l)->num_rows(), 100u);
+}
+
+TEST(TableSourceTest, SlicedUnitsDropTheRowsADeletionVectorRemoves) {
+  testing::TempDir dir;
+  const std::string root = dir.Join("table");
+  auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false},
+                                   delta::StructField{"score", delta::PrimitiveType("double"), true}});
+  delta::CreateTableOptions create;
+  create.protocol.min_reader_version = 3;
+  create.protocol.min_writer_version = 7;
+  create.protocol.reader_features = std::vector<std::string>{"deletionVectors"};
+  create.protocol.writer_features = std::vector<std::string>{"deletionVectors"};
+  delta::DeltaTable table = delta::CreateTable(root, schema, create);
+  std::vector<pq::Value> rows;
+  for (int64_t i = 0; i < 900; ++i) {
+    rows.push_back(pq::Value::Struct({{"id", pq::Value::Int(i)},
+                                      {"score", i % 4 == 0 ? pq::Value::Null() : pq::Value::Double(i * 0.5)}}));
+  }
+  delta::WriteOptions write;
+  write.parquet.page_bytes = 500;
+  write.parquet.row_group_rows = 400;
+  delta::AppendRows(table, rows, write);
+  // Delete rows 0-9 (a whole first slice), every 13th row, and the last row.
+  std::vector<uint64_t> deleted;
+  for (uint64_t i = 0; i < 900; ++i) {
+    if (i < 10 || i % 13 == 5 || i == 899) deleted.push_back(i);
+  }
+  const delta::Snapshot snapshot = table.Latest();
+  ASSERT_EQ(snapshot.files.size(), 1u);
+  delta::AddFile with_dv = snapshot.files[0];
+  with_dv.deletion_vector = delta::InlineDeletionVector(deleted);
+  delta::ActionSet del;
+  del.removes.push_back(delta::RemoveOf(snapshot.files[0], 1));
+  del.adds.push_back(with_dv);
+  delta::Commit(table, del, {});
+
+  TableOptions t;
+  const auto whole = OpenTable(root, t);
+  ASSERT_EQ(whole->num_rows(), 900u - deleted.size());
+  t.unit_bytes = 80;  // slices of 10 rows (16 bytes a row)
+  const auto sliced = OpenTable(root, t);
+  EXPECT_GT(sliced->num_units(), 80u);
+  ExpectSameRows(*whole, *sliced);
+  std::map<size_t, std::shared_ptr<const UnitData>> units;
+  const auto first = RowAt(*sliced, 0, 0, &units);  // rows 0-9 are deleted: the table starts at id 10
+  ASSERT_TRUE(first.has_value());
+  int64_t id = 0;
+  std::memcpy(&id, first->data(), sizeof(id));
+  EXPECT_EQ(id, 10);
 }
 
 TEST(TableSourceTest, DeltaTableAtAVersionWithPartitionPruning) {

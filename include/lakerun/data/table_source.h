@@ -52,6 +52,15 @@ struct TableOptions {
   /// which the protocol never rewrites, and reads loose Parquet files, which writers such as pandas truncate and
   /// rewrite in place; true maps those too. Other file systems are read as usual.
   std::optional<bool> memory_map;
+  /// Cut every row group into units (the loader's unit of decoding and caching) of about this many decoded bytes of
+  /// the projected columns: equal row slices, each read by decoding only the pages that hold its rows. 0 (the
+  /// default) keeps whole row groups, which decode fastest when the loader's cache holds the row groups one shuffle
+  /// window reads. Set it when it cannot (LoaderOptions::cache_bytes below the window's row groups, which the loader
+  /// warns about), e.g. to a quarter of cache_bytes / (window_blocks + 1): then a window's slices fit, instead of
+  /// every batch decoding whole row groups again. A page that straddles two slices is decoded by both, so slices
+  /// much smaller than the file's pages (commonly 1 MiB) cost decoding time. Columns with repetition (lists) cannot
+  /// be sliced: projecting one with unit_bytes set is an InvalidArgument.
+  uint64_t unit_bytes = 0;
 };
 
 /// Opens `path`: a Delta table (a folder with _delta_log/), a folder of *.parquet files (recursively, in name
