@@ -13,6 +13,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/fault_injection.h"
+#include "lakerun/data/column_policy.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/format/delta/actions.h"
 #include "lakerun/format/delta/commit.h"
@@ -359,6 +360,47 @@ TEST(TableSourceTest, RowGroupsSlicedByUnitBytesHoldTheSameRowsAndReadOnlyTheirP
   EXPECT_THROW_WITH(OpenTable(lists, l), InvalidArgument, "'x' is a list", "unit_bytes");
   l.columns = {"id", "image"};
   EXPECT_EQ(OpenTable(lists, l)->num_rows(), 100u);
+}
+
+TEST(TableSourceTest, ALoaderOverSlicesWithASmallCacheYieldsEverySampleOnceWithItsValues) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("t.parquet");
+  WriteNullableFile(LocalFileSystem(), path, 0, 3000, 1000, false);
+  TableOptions t;
+  t.unit_bytes = 4000;
+  const auto source = OpenTable(path, t);
+  ASSERT_GT(source->num_units(), 9u);
+  std::map<int64_t, int> seen;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    LoaderOptions o;
+    o.batch_size = 64;
+    o.rank = rank;
+    o.world_size = 2;
+    o.num_threads = 2;
+    o.cache_bytes = 64 << 10;  // a few slices
+    o.shuffle.block_size = 100;
+    o.shuffle.window_blocks = 4;
+    o.raw_bytes = {"s"};
+    o.nulls["s"] = NullPolicy{};
+    o.nulls["score"] = NullPolicy{-1, true};
+    Loader loader(source, o);
+    while (auto b = loader.Next()) {
+      const at::Tensor id = b->at("id");
+      EXPECT_TRUE(at::equal(id, b->sample_ids));
+      for (int64_t k = 0; k < b->size(); ++k) {
+        const int64_t i = id[k].item<int64_t>();
+        ++seen[i];
+        EXPECT_EQ(b->at("image")[k][1].item<uint8_t>(), static_cast<uint8_t>(i >> 8)) << i;
+        EXPECT_EQ(b->at("score.valid")[k].item<bool>(), i % 3 != 0) << i;
+        EXPECT_EQ(b->at("score")[k].item<double>(), i % 3 == 0 ? -1.0 : i / 4.0) << i;
+        EXPECT_EQ(b->bytes("s", k), i % 7 == 0 ? std::string() : std::string(static_cast<size_t>(i % 5),
+                                                                             static_cast<char>('a' + i % 26)))
+            << i;
+      }
+    }
+  }
+  ASSERT_EQ(seen.size(), 3000u);
+  for (const auto& [i, n] : seen) EXPECT_EQ(n, 1) << i;
 }
 
 TEST(TableSourceTest, SlicedUnitsDropTheRowsADeletionVectorRemoves) {
