@@ -125,13 +125,20 @@ using FormParam = std::tuple<Codec, int, Encoding>;
 
 class ColumnFormsTest : public ::testing::TestWithParam<FormParam> {};
 
-TEST_P(ColumnFormsTest, ViewsAndDictionaryFormsHoldTheCopiedValues) {
-  const auto [codec, page_version, encoding] = GetParam();
+// Writer options of one parameter set: many small pages per chunk; dictionary pages for kPlainDictionary.
+WriterOptions PagedOptions(const FormParam& param) {
+  const auto [codec, page_version, encoding] = param;
   WriterOptions options;
   options.codec = codec;
   options.page_version = page_version;
-  options.page_bytes = 700;  // many pages per chunk
+  options.page_bytes = 700;
   options.dictionary = encoding == Encoding::kPlainDictionary;
+  return options;
+}
+
+TEST_P(ColumnFormsTest, ViewsAndDictionaryFormsHoldTheCopiedValues) {
+  const Encoding encoding = std::get<2>(GetParam());
+  WriterOptions options = PagedOptions(GetParam());
   if (!options.dictionary) {
     const bool fixed_ok = encoding != Encoding::kDeltaLengthByteArray;
     options.column_encoding["s"] = encoding;
@@ -190,12 +197,8 @@ std::vector<std::optional<std::string>> Slots(const ColumnData& d) {
 }
 
 TEST_P(ColumnFormsTest, RowRangesReadOnlyThePagesHoldingThem) {
-  const auto [codec, page_version, encoding] = GetParam();
-  WriterOptions options;
-  options.codec = codec;
-  options.page_version = page_version;
-  options.page_bytes = 700;  // many pages per chunk
-  options.dictionary = encoding == Encoding::kPlainDictionary;
+  const Encoding encoding = std::get<2>(GetParam());
+  WriterOptions options = PagedOptions(GetParam());
   if (!options.dictionary) {
     options.column_encoding["s"] = encoding == Encoding::kByteStreamSplit ? Encoding::kPlain : encoding;
     options.column_encoding["f"] =
