@@ -30,6 +30,28 @@ uint64_t SuggestedUnitBytes(const LoaderOptions& options) {
   return std::max<uint64_t>(uint64_t{64} << 10, options.cache_bytes / (4 * WindowRegions(options)));
 }
 
+// Decoded bytes of the units one shuffle window reads at most (0 when the source does not know its unit sizes).
+uint64_t WindowWorkingSet(const RowSource& source, const LoaderOptions& options) {
+  uint64_t largest_unit = 0;
+  for (size_t u = 0; u < source.num_units(); ++u) largest_unit = std::max(largest_unit, source.UnitBytesHint(u));
+  return std::min<uint64_t>(source.num_units(), WindowRegions(options)) * largest_unit;
+}
+
+// The source, or the same rows in slices of its units when the cache cannot hold the units one shuffle window reads
+// and the source can cut them (RowSource::WithUnitBytes): otherwise every batch would decode whole units again.
+std::shared_ptr<const RowSource> FitUnitsToCache(std::shared_ptr<const RowSource> source,
+                                                 const LoaderOptions& options, const std::string& rank_prefix) {
+  if (!options.fit_units_to_cache || WindowWorkingSet(*source, options) <= options.cache_bytes) return source;
+  const uint64_t unit_bytes = SuggestedUnitBytes(options);
+  std::shared_ptr<const RowSource> sliced = source->WithUnitBytes(unit_bytes);
+  if (sliced == nullptr || sliced->num_units() <= source->num_units()) return source;
+  LAKERUN_LOG(Info) << rank_prefix << "cache_bytes " << options.cache_bytes << " cannot hold the "
+                    << WindowWorkingSet(*source, options) << " bytes of units one shuffle window reads: reading the "
+                    << source->num_units() << " units in " << sliced->num_units() << " slices of about "
+                    << unit_bytes << " bytes instead (TableOptions::unit_bytes)";
+  return sliced;
+}
+
 }  // namespace
 
 std::string_view Batch::bytes(const std::string& column, int64_t i) const {
@@ -90,6 +112,7 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
     LAKERUN_CHECK_AS(ConfigError, options_.device.is_cpu(), RankPrefix(), "unsupported device ",
                      options_.device.str());
   }
+  source = FitUnitsToCache(std::move(source), options_, RankPrefix());
   num_rows_ = source->num_rows();
   shared_ = std::make_shared<Shared>(source, options_);
   CollateSpec& spec = shared_->spec;
@@ -153,15 +176,14 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   uint64_t largest_unit = 0;
   for (size_t u = 0; u < source->num_units(); ++u) largest_unit = std::max(largest_unit, source->UnitBytesHint(u));
   const uint64_t regions = WindowRegions(options_);
-  const uint64_t working_set = std::min<uint64_t>(source->num_units(), regions) * largest_unit;
+  const uint64_t working_set = WindowWorkingSet(*source, options_);
   if (working_set > options_.cache_bytes) {
     LAKERUN_LOG(Warning) << RankPrefix() << "cache_bytes " << options_.cache_bytes
                          << " is below the shuffle's working set of about " << working_set << " bytes ("
                          << std::min<uint64_t>(source->num_units(), regions) << " row groups of up to "
-                         << largest_unit << " decoded bytes): row groups will be decoded repeatedly. Raise "
-                         << "cache_bytes, lower shuffle.window_blocks, write smaller row groups, or open the table "
-                         << "with TableOptions::unit_bytes = " << SuggestedUnitBytes(options_)
-                         << " to read it in slices of row groups.";
+                         << largest_unit << " decoded bytes): they will be decoded repeatedly. Raise cache_bytes, "
+                         << "lower shuffle.window_blocks, or write smaller row groups (a source with list columns "
+                         << "cannot be read in slices of row groups).";
   }
   // Decode ahead only when every unit's size is known and the whole table fits in the cache with room to spare:
   // then no unit decoded early can push out one still needed. Byte columns may be cached as views (16 bytes a row
@@ -219,6 +241,8 @@ void Loader::SetEpoch(uint64_t epoch) {
 }
 
 uint64_t Loader::samples_per_epoch() const { return sample_end_; }
+
+const RowSource& Loader::source() const { return *shared_->source; }
 
 uint64_t Loader::batches_per_epoch() const {
   const auto batch = static_cast<uint64_t>(options_.batch_size);

@@ -25,7 +25,7 @@ struct DataFile {
   std::string path;
   uint64_t size = 0;
   int64_t mtime_ms = 0;
-  std::unique_ptr<pq::ParquetFile> file;
+  std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
 };
 
@@ -252,7 +252,7 @@ class ParquetTableSource final : public RowSource {
  public:
   ParquetTableSource(std::vector<DataFile> files, const TableOptions& options,
                      const std::vector<std::string>& partition_columns)
-      : files_(std::move(files)) {
+      : files_(std::move(files)), options_(options), partition_columns_(partition_columns) {
     std::vector<std::string> names = options.columns;
     if (names.empty() && !files_.empty()) {
       for (const auto& child : files_[0].file->schema().root().children) names.push_back(child.name);
@@ -343,6 +343,19 @@ class ParquetTableSource final : public RowSource {
   }
 
   std::string Fingerprint() const override { return fingerprint_; }
+
+  std::shared_ptr<const RowSource> WithUnitBytes(uint64_t unit_bytes) const override {
+    for (const auto& file : layouts_) {
+      for (const ColumnLayout& layout : file) {
+        if (layout.is_list) return nullptr;
+      }
+    }
+    TableOptions options = options_;
+    options.unit_bytes = unit_bytes;
+    auto sliced = std::make_shared<ParquetTableSource>(files_, options, partition_columns_);
+    sliced->set_fingerprint(fingerprint_);
+    return sliced;
+  }
   void set_fingerprint(std::string f) { fingerprint_ = std::move(f); }
 
   std::shared_ptr<const UnitData> ReadUnit(size_t index) const override { return ReadUnitWith(index, {}); }
@@ -467,6 +480,8 @@ class ParquetTableSource final : public RowSource {
   }
 
   std::vector<DataFile> files_;
+  TableOptions options_;                        // as opened (WithUnitBytes reopens with another unit_bytes)
+  std::vector<std::string> partition_columns_;
   mutable ScratchPool scratch_;  // decode memory, lent to one ReadUnitWith at a time
   std::vector<std::vector<ColumnLayout>> layouts_;  // per file, per projected column
   std::vector<ColumnInfo> infos_;

@@ -362,14 +362,12 @@ TEST(TableSourceTest, RowGroupsSlicedByUnitBytesHoldTheSameRowsAndReadOnlyTheirP
   EXPECT_EQ(OpenTable(lists, l)->num_rows(), 100u);
 }
 
-TEST(TableSourceTest, ALoaderOverSlicesWithASmallCacheYieldsEverySampleOnceWithItsValues) {
+TEST(TableSourceTest, ALoaderWithACacheBelowAWindowsRowGroupsReadsSlicesAndYieldsEverySampleOnce) {
   testing::TempDir dir;
   const std::string path = dir.Join("t.parquet");
-  WriteNullableFile(LocalFileSystem(), path, 0, 3000, 1000, false);
-  TableOptions t;
-  t.unit_bytes = 4000;
-  const auto source = OpenTable(path, t);
-  ASSERT_GT(source->num_units(), 9u);
+  WriteNullableFile(LocalFileSystem(), path, 0, 30000, 10000, false);
+  const auto source = OpenTable(path);  // three row groups of 10000 rows, about 240 KB each
+  ASSERT_EQ(source->num_units(), 3u);
   std::map<int64_t, int> seen;
   for (int64_t rank = 0; rank < 2; ++rank) {
     LoaderOptions o;
@@ -377,13 +375,16 @@ TEST(TableSourceTest, ALoaderOverSlicesWithASmallCacheYieldsEverySampleOnceWithI
     o.rank = rank;
     o.world_size = 2;
     o.num_threads = 2;
-    o.cache_bytes = 64 << 10;  // a few slices
+    o.cache_bytes = 256 << 10;  // one row group, or a few slices of 64 KiB
     o.shuffle.block_size = 100;
     o.shuffle.window_blocks = 4;
     o.raw_bytes = {"s"};
     o.nulls["s"] = NullPolicy{};
     o.nulls["score"] = NullPolicy{-1, true};
     Loader loader(source, o);
+    EXPECT_GE(loader.source().num_units(), 9u) << "the loader did not read the row groups in slices";
+    o.fit_units_to_cache = false;
+    EXPECT_EQ(Loader(source, o).source().num_units(), 3u);
     while (auto b = loader.Next()) {
       const at::Tensor id = b->at("id");
       EXPECT_TRUE(at::equal(id, b->sample_ids));
@@ -399,8 +400,16 @@ TEST(TableSourceTest, ALoaderOverSlicesWithASmallCacheYieldsEverySampleOnceWithI
       }
     }
   }
-  ASSERT_EQ(seen.size(), 3000u);
+  ASSERT_EQ(seen.size(), 30000u);
   for (const auto& [i, n] : seen) EXPECT_EQ(n, 1) << i;
+  // A source with a list column cannot be sliced: the loader keeps its row groups (and warns).
+  const std::string lists = dir.Join("lists.parquet");
+  WriteFile(LocalFileSystem(), lists, 0, 300, 100);
+  const auto list_source = OpenTable(lists);
+  LoaderOptions o;
+  o.cache_bytes = 1024;
+  EXPECT_EQ(Loader(list_source, o).source().num_units(), 3u);
+  EXPECT_EQ(ReadAll(list_source, 1, 1).size(), 300u);
 }
 
 TEST(TableSourceTest, SlicedUnitsDropTheRowsADeletionVectorRemoves) {

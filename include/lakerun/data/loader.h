@@ -83,6 +83,11 @@ struct LoaderOptions {
   /// Decoded row groups kept for reuse. Memory ceiling ~ cache_bytes + max(prefetch_bytes, (prefetch_batches +
   /// num_threads) x batch bytes) + (prefetch_batches + num_threads) x (the row groups one batch touches).
   size_t cache_bytes = size_t{256} << 20;
+  /// When cache_bytes cannot hold the units (row groups) one shuffle window reads, read the source in slices of its
+  /// units instead (RowSource::WithUnitBytes, TableOptions::unit_bytes; an Info log line says so), so that every
+  /// batch does not decode whole row groups again. Sources that cannot be sliced (list columns) keep their units and
+  /// get a warning. false keeps the source's units in any case.
+  bool fit_units_to_cache = true;
   /// Bound on every wait (a batch, another thread's read of a row group).
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   /// Binary columns to decode as JPEG/PNG images, by column name. Other binary columns are an error.
@@ -124,6 +129,8 @@ class Loader {
   uint64_t samples_per_epoch() const;
   uint64_t batches_per_epoch() const;
   uint64_t num_rows() const { return num_rows_; }
+  /// The source batches are read from: the one given, or its slices (LoaderOptions::fit_units_to_cache).
+  const RowSource& source() const;
   /// Batches kept in flight now (LoaderOptions::prefetch_batches, raised for small batches by prefetch_bytes).
   size_t prefetch_window() const { return window_; }
 

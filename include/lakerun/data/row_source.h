@@ -114,6 +114,10 @@ class RowSource {
   /// A summary of the source's content that changes when the data changes (file paths, sizes, modification times,
   /// versions, projection, filters); empty when unknown. Keys converter caches.
   virtual std::string Fingerprint() const { return ""; }
+  /// The same rows, in the same order, in units of about `unit_bytes` decoded bytes (row slices of the units; see
+  /// TableOptions::unit_bytes), or nullptr when this source cannot cut its units (the default; Parquet sources with a
+  /// list column). The loader uses it when its cache cannot hold the units one shuffle window reads.
+  virtual std::shared_ptr<const RowSource> WithUnitBytes(uint64_t unit_bytes) const { return nullptr; }
 };
 
 /// An in-memory RowSource, for tests and for data already in memory. Columns are given whole; `unit_rows` cuts the
