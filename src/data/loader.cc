@@ -30,25 +30,33 @@ uint64_t SuggestedUnitBytes(const LoaderOptions& options) {
   return std::max<uint64_t>(uint64_t{64} << 10, options.cache_bytes / (4 * WindowRegions(options)));
 }
 
-// Decoded bytes of the units one shuffle window reads at most (0 when the source does not know its unit sizes).
-uint64_t WindowWorkingSet(const RowSource& source, const LoaderOptions& options) {
+// The units one shuffle window reads at most, and their decoded bytes (0 when the source does not know its unit
+// sizes).
+struct WindowWorkingSet {
+  uint64_t units = 0;
   uint64_t largest_unit = 0;
-  for (size_t u = 0; u < source.num_units(); ++u) largest_unit = std::max(largest_unit, source.UnitBytesHint(u));
-  return std::min<uint64_t>(source.num_units(), WindowRegions(options)) * largest_unit;
-}
+  uint64_t bytes() const { return units * largest_unit; }
+
+  WindowWorkingSet(const RowSource& source, const LoaderOptions& options)
+      : units(std::min<uint64_t>(source.num_units(), WindowRegions(options))) {
+    for (size_t u = 0; u < source.num_units(); ++u) largest_unit = std::max(largest_unit, source.UnitBytesHint(u));
+  }
+};
 
 // The source, or the same rows in slices of its units when the cache cannot hold the units one shuffle window reads
 // and the source can cut them (RowSource::WithUnitBytes): otherwise every batch would decode whole units again.
 std::shared_ptr<const RowSource> FitUnitsToCache(std::shared_ptr<const RowSource> source,
                                                  const LoaderOptions& options, const std::string& rank_prefix) {
-  if (!options.fit_units_to_cache || WindowWorkingSet(*source, options) <= options.cache_bytes) return source;
+  if (!options.fit_units_to_cache) return source;
+  const uint64_t working_set = WindowWorkingSet(*source, options).bytes();
+  if (working_set <= options.cache_bytes) return source;
   const uint64_t unit_bytes = SuggestedUnitBytes(options);
   std::shared_ptr<const RowSource> sliced = source->WithUnitBytes(unit_bytes);
   if (sliced == nullptr || sliced->num_units() <= source->num_units()) return source;
-  LAKERUN_LOG(Info) << rank_prefix << "cache_bytes " << options.cache_bytes << " cannot hold the "
-                    << WindowWorkingSet(*source, options) << " bytes of units one shuffle window reads: reading the "
-                    << source->num_units() << " units in " << sliced->num_units() << " slices of about "
-                    << unit_bytes << " bytes instead (TableOptions::unit_bytes)";
+  LAKERUN_LOG(Info) << rank_prefix << "cache_bytes " << options.cache_bytes << " cannot hold the " << working_set
+                    << " bytes of units one shuffle window reads: reading the " << source->num_units()
+                    << " units in " << sliced->num_units() << " slices of about " << unit_bytes
+                    << " bytes instead (TableOptions::unit_bytes)";
   return sliced;
 }
 
@@ -173,15 +181,12 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   for (const auto& [name, policy] : options_.lists) check_named(name, "list policies");
   // The shuffle reads window_blocks regions of the table at once; if the cache cannot hold the row groups they fall
   // in, row groups are decoded again and again. Warn rather than fail: it is slow, not wrong.
-  uint64_t largest_unit = 0;
-  for (size_t u = 0; u < source->num_units(); ++u) largest_unit = std::max(largest_unit, source->UnitBytesHint(u));
-  const uint64_t regions = WindowRegions(options_);
-  const uint64_t working_set = WindowWorkingSet(*source, options_);
-  if (working_set > options_.cache_bytes) {
+  const WindowWorkingSet working_set(*source, options_);
+  if (working_set.bytes() > options_.cache_bytes) {
     LAKERUN_LOG(Warning) << RankPrefix() << "cache_bytes " << options_.cache_bytes
-                         << " is below the shuffle's working set of about " << working_set << " bytes ("
-                         << std::min<uint64_t>(source->num_units(), regions) << " row groups of up to "
-                         << largest_unit << " decoded bytes): they will be decoded repeatedly. Raise cache_bytes, "
+                         << " is below the shuffle's working set of about " << working_set.bytes() << " bytes ("
+                         << working_set.units << " row groups of up to " << working_set.largest_unit
+                         << " decoded bytes): they will be decoded repeatedly. Raise cache_bytes, "
                          << "lower shuffle.window_blocks, or write smaller row groups (a source with list columns "
                          << "cannot be read in slices of row groups).";
   }

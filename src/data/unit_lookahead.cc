@@ -11,9 +11,9 @@ std::vector<size_t> UnitLookahead::Advance(uint64_t limit) {
   std::vector<size_t> units;
   const size_t num_units = returned_.size();
   limit = std::min(limit, end_);
+  const std::vector<uint64_t>& starts = units_.starts();
   for (; next_ < limit && returned_count_ < num_units; ++next_) {
     const uint64_t row = plan_.SampleAt(next_);
-    const std::vector<uint64_t>& starts = units_.starts();
     size_t unit = last_unit_;
     if (row < starts[unit] || row >= starts[unit + 1]) {
       unit = units_.Find(row);

@@ -156,10 +156,10 @@ class ChunkDecoder {
       if (ranged && (type == PageType::kDataPage || type == PageType::kDataPageV2)) {
         // A column without repetition has one slot per row, so a page's header says which rows it holds.
         const int64_t first = rows_seen;
-        CheckPageCount(h.num_values, h.uncompressed_page_size);
-        rows_seen += h.num_values;
+        rows_seen += h.num_values;           // a page read checks its count itself (ReadDataPage*)
         if (rows_seen <= spec_.row_begin) {  // wholly before the range (the loop stops after its last page)
-          slots_ += h.num_values;              // skipped unread
+          CheckPageCount(h.num_values, h.uncompressed_page_size);
+          slots_ += h.num_values;  // skipped unread
           continue;
         }
         if (!read_any) out_.set_first_row(first);

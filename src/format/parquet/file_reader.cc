@@ -230,10 +230,8 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   ctx.file = path_;
   ctx.row_group = row_group;
   ctx.column = d.dotted_path;
-  if (ranged) {
-    spec.row_begin = options.row_begin;
-    spec.row_end = options.row_end;
-  }
+  spec.row_begin = options.row_begin;
+  spec.row_end = options.row_end;
   DecodeColumnChunkInto(chunk_view, static_cast<uint64_t>(c.start_offset()), spec, ctx, out, memory);
   if (d.max_rep_level == 0 && !ranged && out->num_slots() != g.num_rows) {
     ctx.page_offset = static_cast<uint64_t>(c.start_offset());
