@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 
 #include "lakerun/base/error.h"
 #include "lakerun_testing/matchers.h"
@@ -45,6 +46,26 @@ TEST(ThreadPoolTest, DestructorFinishesQueuedWork) {
     for (int i = 0; i < 100; ++i) pool.Submit([&] { done++; });
   }
   EXPECT_EQ(done.load(), 100);
+}
+
+TEST(ThreadPoolTest, PostedTasksRunOnThePoolOrInlineWithoutThreads) {
+  std::atomic<int> done{0};
+  std::atomic<int> on_caller{0};
+  const auto caller = std::this_thread::get_id();
+  {
+    ThreadPool pool(2, "post");
+    for (int i = 0; i < 100; ++i) {
+      pool.Post([&] {
+        on_caller += std::this_thread::get_id() == caller;
+        done++;
+      });
+    }
+  }  // the destructor runs what is still queued
+  EXPECT_EQ(done.load(), 100);
+  EXPECT_EQ(on_caller.load(), 0);
+  ThreadPool inline_pool(0);
+  inline_pool.Post([&] { on_caller += std::this_thread::get_id() == caller; });
+  EXPECT_EQ(on_caller.load(), 1);  // ran before Post returned
 }
 
 }  // namespace

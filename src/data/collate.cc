@@ -32,6 +32,11 @@ at::ScalarType ToScalarType(ElementType type) {
 
 constexpr uint64_t kImageStream = 0x696d616765ULL;  // "image"
 
+at::Tensor EmptyTensor(const CollateSpec& spec, at::IntArrayRef shape, at::ScalarType type) {
+  if (spec.memory != nullptr && !spec.pinned) return spec.memory->Empty(shape, type);
+  return at::empty(shape, at::TensorOptions().pinned_memory(spec.pinned).dtype(type));
+}
+
 // Where one sample of the batch lives: its unit (held by the batch) and its row inside it.
 struct RowRef {
   const UnitData* data = nullptr;
@@ -115,7 +120,7 @@ class Collator {
  public:
   Collator(const CollateSpec& spec, const std::vector<uint64_t>& ids, uint64_t epoch, Batch* out)
       : spec_(spec), columns_(spec.source->columns()), ids_(ids), epoch_(epoch), out_(*out),
-        base_(at::TensorOptions().pinned_memory(spec.pinned)), batch_(static_cast<int64_t>(ids.size())) {}
+        batch_(static_cast<int64_t>(ids.size())) {}
 
   // Resolves every sample to its unit, fetching each unit the batch touches once.
   void Resolve(UnitCache& cache) {
@@ -167,9 +172,7 @@ class Collator {
     return *plan.nulls;
   }
 
-  at::Tensor Empty(std::vector<int64_t> shape, at::ScalarType type) const {
-    return at::empty(shape, base_.dtype(type));
-  }
+  at::Tensor Empty(std::vector<int64_t> shape, at::ScalarType type) const { return EmptyTensor(spec_, shape, type); }
 
   // A ".valid" mask when the column's null policy asks for one, else nullptr.
   uint8_t* ValidMask(size_t c, const ColumnPlan& plan) {
@@ -359,7 +362,6 @@ class Collator {
   const std::vector<uint64_t>& ids_;
   const uint64_t epoch_;
   Batch& out_;
-  const at::TensorOptions base_;
   const int64_t batch_;
   std::vector<RowRef> refs_;
   std::vector<std::pair<size_t, std::shared_ptr<const UnitData>>> held_;  // units this batch reads, fetched once
@@ -370,7 +372,7 @@ class Collator {
 Batch Collate(const CollateSpec& spec, UnitCache& cache, const std::vector<uint64_t>& ids, uint64_t epoch) {
   Batch out;
   const auto batch = static_cast<int64_t>(ids.size());
-  out.sample_ids = at::empty({batch}, at::TensorOptions().pinned_memory(spec.pinned).dtype(at::kLong));
+  out.sample_ids = EmptyTensor(spec, {batch}, at::kLong);
   std::memcpy(out.sample_ids.data_ptr<int64_t>(), ids.data(), ids.size() * sizeof(int64_t));
   Collator collator(spec, ids, epoch, &out);
   collator.Resolve(cache);

@@ -8,6 +8,7 @@
 #include "lakerun/data/image_options.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/data/row_source.h"
+#include "batch_memory.h"
 #include "unit_cache.h"
 #include "unit_index.h"
 
@@ -27,6 +28,7 @@ struct CollateSpec {
   std::vector<ColumnPlan> plans;             // per projected column
   uint64_t seed = 0;
   bool pinned = false;                       // allocate in pinned host memory (CUDA targets)
+  BatchMemory* memory = nullptr;             // where unpinned tensors come from; nullptr: at::empty
 };
 
 /// Batch of rows `ids` (table rows, in batch order). Fixed-width columns become [B, shape...] tensors of their

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
-#include <future>
 #include <string_view>
 
+#include "batch_handoff.h"
 #include "collate.h"
 #include "error_context.h"
 #include "lakerun/base/error.h"
@@ -85,10 +85,15 @@ const at::Tensor& Batch::at(const std::string& column) const {
 
 struct Loader::Shared {
   Shared(std::shared_ptr<const RowSource> s, const LoaderOptions& o)
-      : source(std::move(s)), options(o), cache(*source, o.cache_bytes, o.timeout) {}
+      : source(std::move(s)), options(o), cache(*source, o.cache_bytes, o.timeout),
+        memory(std::max(o.prefetch_bytes, kMinRecycledBytes)) {}
+  // Returned batch tensors kept for the next batches: enough for a few batches when prefetch_bytes is small.
+  static constexpr size_t kMinRecycledBytes = size_t{4} << 20;
   std::shared_ptr<const RowSource> source;
   LoaderOptions options;
   UnitCache cache;
+  BatchMemory memory;
+  BatchHandoff handoff;
   CollateSpec spec;
   std::atomic<uint64_t> generation{0};  // tasks of an older generation (a previous epoch) do no work
 };
@@ -98,7 +103,7 @@ class Loader::Prefetcher {
   explicit Prefetcher(size_t threads) : pool(threads, "lakerun-data") {}
   struct Pending {
     uint64_t index;
-    std::future<Batch> batch;
+    std::shared_ptr<PendingBatch> batch;
   };
   std::deque<Pending> pending;  // at most Loader::window_ entries
   ThreadPool pool;              // declared last: joined before `pending` goes away
@@ -127,6 +132,7 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   spec.source = source.get();
   spec.seed = options_.seed;
   spec.pinned = options_.device.is_cuda();
+  spec.memory = &shared_->memory;
   std::vector<uint64_t> unit_starts;
   for (size_t u = 0; u <= source->num_units(); ++u) unit_starts.push_back(source->unit_start(u));
   LAKERUN_CHECK_AS(CorruptDataError, unit_starts.back() == num_rows_, RankPrefix(), "source units end at row ",
@@ -267,7 +273,7 @@ void Loader::TopUp() {
     // A decode of `unit` into the cache as its own task, so several threads decode different row groups in parallel
     // instead of one batch task decoding them in turn while the others wait for it.
     const auto decode = [&](size_t unit) {
-      prefetcher_->pool.Submit([shared = shared_, unit, generation] {
+      prefetcher_->pool.Post([shared = shared_, unit, generation] {
         if (shared->generation.load() != generation) return;
         try {
           shared->cache.Get(unit);
@@ -296,20 +302,29 @@ void Loader::TopUp() {
       }
     }
     const uint64_t epoch = state_.epoch;
-    const std::string context = StrCat(RankPrefix(), "epoch ", epoch, " batch ", index, ": ");
-    auto task = [shared = shared_, ids = std::move(ids), generation, epoch, index, context]() -> Batch {
-      if (shared->generation.load() != generation) return Batch{};  // discarded by SetEpoch or the destructor
-      try {
-        Batch out = Collate(shared->spec, shared->cache, ids, epoch);
-        out.epoch = epoch;
-        out.index = index;
-        for (const BatchTransform& transform : shared->options.transforms) transform(out);
-        return out;
-      } catch (...) {
-        RethrowWithContext(context);
+    auto slot = std::make_shared<PendingBatch>();
+    auto task = [shared = shared_, slot, ids = std::move(ids), generation, epoch, index] {
+      // A batch discarded by SetEpoch or the destructor is published empty: nobody reads it.
+      if (shared->generation.load() == generation) {
+        try {
+          Batch out = Collate(shared->spec, shared->cache, ids, epoch);
+          out.epoch = epoch;
+          out.index = index;
+          for (const BatchTransform& transform : shared->options.transforms) transform(out);
+          slot->batch = std::move(out);
+        } catch (...) {
+          try {
+            RethrowWithContext(StrCat("rank ", shared->options.rank, " of ", shared->options.world_size, ": epoch ",
+                                      epoch, " batch ", index, ": "));
+          } catch (...) {
+            slot->error = std::current_exception();
+          }
+        }
       }
+      shared->handoff.Publish(*slot);
     };
-    prefetcher_->pending.push_back({index, prefetcher_->pool.Submit(std::move(task))});
+    prefetcher_->pool.Post(std::move(task));
+    prefetcher_->pending.push_back({index, std::move(slot)});
   }
 }
 
@@ -319,22 +334,24 @@ std::optional<Batch> Loader::Next() {
   std::deque<Prefetcher::Pending>& pending = prefetcher_->pending;
   if (pending.empty()) return std::nullopt;
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  if (pending.size() > 1 && pending.front().batch.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+  BatchHandoff& handoff = shared_->handoff;
+  if (pending.size() > 1 && !pending.front().batch->published.load(std::memory_order_acquire)) {
     // The caller is faster than the decoding threads: rather than sleep on every batch (and have a decoding thread
     // pay a wake-up for each), sleep until a quarter of the window is built, then take those batches without
     // waiting. Only a caller that outruns the loader waits longer for its next batch; the others never get here.
     const size_t ahead = std::min(pending.size() - 1, window_ / 4);
-    if (ahead > 0) pending[ahead].batch.wait_until(deadline);  // its outcome is read when its turn comes
+    if (ahead > 0) handoff.Wait(*pending[ahead].batch, deadline);  // its outcome is read when its turn comes
   }
   Prefetcher::Pending next = std::move(pending.front());
   pending.pop_front();
   Batch batch;
   try {
-    if (next.batch.wait_until(deadline) != std::future_status::ready) {
+    if (!handoff.Wait(*next.batch, deadline)) {
       LAKERUN_THROW(IoError, RankPrefix(), "epoch ", state_.epoch, " batch ", next.index, " was not decoded within ",
                     options_.timeout.count(), " ms");
     }
-    batch = next.batch.get();
+    if (next.batch->error) std::rethrow_exception(next.batch->error);
+    batch = std::move(next.batch->batch);
   } catch (...) {
     // The loader stays failed (every later Next rethrows) until SetEpoch or load_state_dict.
     failure_ = std::current_exception();

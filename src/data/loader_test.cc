@@ -258,6 +258,35 @@ TEST(LoaderTest, TransformsRunOnEveryBatch) {
   EXPECT_EQ(batches, 8);
 }
 
+// Batch tensors come from memory the loader recycles; one kept past the loader stays intact (its memory is not
+// freed with the loader, which the churn below would otherwise overwrite; ASan builds see any use after free).
+TEST(LoaderTest, ABatchKeptPastTheLoaderStaysIntact) {
+  auto source = Table(400, 100);
+  std::optional<Batch> kept;
+  int batches = 0;
+  {
+    LoaderOptions o;
+    o.batch_size = 10;
+    o.num_threads = 1;
+    Loader loader(source, o);
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      loader.SetEpoch(epoch);
+      while (auto b = loader.Next()) {
+        ++batches;
+        if (!kept) kept = std::move(b);
+      }
+    }
+  }
+  EXPECT_EQ(batches, 80);
+  std::vector<std::vector<uint8_t>> churn;
+  for (int i = 0; i < 256; ++i) churn.emplace_back(240 + i % 64, static_cast<uint8_t>(0xA5));
+  for (int64_t i = 0; i < kept->size(); ++i) {
+    const int64_t id = kept->sample_ids[i].item<int64_t>();
+    EXPECT_EQ(kept->at("id")[i].item<int64_t>(), id);
+    EXPECT_FLOAT_EQ(kept->at("x")[i][1][2].item<float>(), static_cast<float>(id) + 2.5f);
+  }
+}
+
 // Row i: a (6 + i % 3) x (7 + i % 2) grey PNG whose pixels are 10 * i + x; row `corrupt` holds bad bytes.
 std::shared_ptr<MemoryRowSource> PngTable(int64_t rows, int64_t corrupt) {
   MemoryRowSource::Column id{{"id", ElementType::kInt64, {}}, std::vector<uint8_t>(rows * 8), {}};

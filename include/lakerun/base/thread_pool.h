@@ -38,6 +38,10 @@ class ThreadPool {
     return result;
   }
 
+  /// Runs `task` on the pool with no future to report to (a task that reports its own outcome, or whose outcome
+  /// nobody needs): saves the future's shared state and its wake-up. Exceptions escaping `task` terminate.
+  void Post(std::function<void()> task) { Enqueue(std::move(task)); }
+
   size_t size() const { return workers_.size(); }
   const std::string& name() const { return name_; }
 

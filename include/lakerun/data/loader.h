@@ -43,6 +43,8 @@ namespace lakerun::data {
 
 /// One batch: a tensor per projected column (first dimension = batch size), and the table rows it holds.
 struct Batch {
+  /// On CPU, tensors in memory the loader recycles once they are dropped; they stay valid after the loader is gone,
+  /// but their storage cannot be resized in place (clone() one to own an ordinary tensor).
   std::map<std::string, at::Tensor> tensors;
   at::Tensor sample_ids;  ///< int64 [B]: table row of each sample
   uint64_t epoch = 0;
@@ -81,7 +83,8 @@ struct LoaderOptions {
   /// batches would push out ones still needed).
   size_t prefetch_bytes = size_t{16} << 20;
   /// Decoded row groups kept for reuse. Memory ceiling ~ cache_bytes + max(prefetch_bytes, (prefetch_batches +
-  /// num_threads) x batch bytes) + (prefetch_batches + num_threads) x (the row groups one batch touches).
+  /// num_threads) x batch bytes) + (prefetch_batches + num_threads) x (the row groups one batch touches), plus up to
+  /// max(prefetch_bytes, 4 MiB) of returned batch tensors kept for the next batches (docs/data.md).
   size_t cache_bytes = size_t{256} << 20;
   /// When cache_bytes cannot hold the units (row groups) one shuffle window reads, read the source in slices of its
   /// units instead (RowSource::WithUnitBytes, TableOptions::unit_bytes; an Info log line says so), so that every
