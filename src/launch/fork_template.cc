@@ -24,7 +24,6 @@ ForkTemplate::ForkTemplate(const std::string& path, const std::vector<std::strin
     p.fds = rank_pipes[r];
     queue_.push_back(std::move(p));
   }
-  queue_.push_back(Pending{"Z", {-1, -1}});
   auto close_queued = [this] {
     for (auto& p : queue_) {
       for (int& fd : p.fds) {
@@ -74,6 +73,11 @@ ForkTemplate::~ForkTemplate() {
   }
   if (socket_ >= 0) ::close(socket_);
   if (process_.pidfd >= 0) ::close(process_.pidfd);
+}
+
+void ForkTemplate::ReleaseRanks() {
+  queue_.push_back(Pending{"Z", {-1, -1}});
+  Flush();
 }
 
 void ForkTemplate::Flush() {

@@ -30,7 +30,8 @@ class ForkTemplate {
   /// Makes the launcher a child subreaper (once per process: ranks forked by the template are re-parented to it when
   /// the template exits) and starts the template in its own process group with `rank_envs[0]` plus the fork
   /// variables, its stdout/stderr on rank 0's pipes. Requests for every rank are queued; rank r's request carries
-  /// `rank_pipes[r]` (write ends, which this object closes once sent or on destruction).
+  /// `rank_pipes[r]` (write ends, which this object closes once sent or on destruction). The template exits, and so
+  /// lets its ranks run, only after ReleaseRanks().
   ForkTemplate(const std::string& path, const std::vector<std::string>& argv,
                const std::vector<std::vector<std::string>>& rank_envs, std::vector<std::array<int, 2>> rank_pipes);
   ~ForkTemplate();
@@ -44,8 +45,10 @@ class ForkTemplate {
   void Flush();
   /// Reads one message (call when socket() is readable).
   Event Read();
-  /// Every request (and the final 'Z') has been sent.
-  bool AllSent() const { return queue_.empty(); }
+  /// Queues the final 'Z': the template exits once it has forked every rank. A forked rank runs nothing of its
+  /// program before the template's exit has made it the launcher's child, so whatever the launcher does before this
+  /// call (registering the ranks' groups with the orphan guard) precedes every rank's own code.
+  void ReleaseRanks();
 
  private:
   struct Pending {

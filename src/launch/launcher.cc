@@ -304,10 +304,13 @@ class Attempt {
         p.child.pidfd = internal::OpenPidfd(event.pid);
         p.running = true;
         ++forked_;
+        // The rank's own group (its pid) is watched before the rank can start anything: it waits for the template's
+        // exit, which waits for ReleaseRanks. Until it leaves the template's group, that group's watch covers it.
+        guard_.Watch(event.pid);
+        if (forked_ == static_cast<int>(ranks_.size())) template_->ReleaseRanks();
         if (stopping) Kill(p, killed ? SIGKILL : SIGTERM);
       } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
         ranks_[event.rank].ready = true;
-        guard_.Watch(ranks_[event.rank].child.pid);
       } else if (event.kind == Event::kFailed) {
         template_failure_ = event.text;
       } else if (event.kind == Event::kClosed) {
