@@ -30,4 +30,12 @@ void RethrowWithContext(const std::string& context) {
   }
 }
 
+std::exception_ptr CurrentWithContext(const std::string& context) {
+  try {
+    RethrowWithContext(context);
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
 }  // namespace lakerun::data

@@ -20,6 +20,11 @@
 namespace lakerun::data {
 namespace {
 
+// "rank r of W: ", the prefix of the loader's messages.
+std::string RankPrefixOf(const LoaderOptions& options) {
+  return StrCat("rank ", options.rank, " of ", options.world_size, ": ");
+}
+
 // Regions of the table one shuffle window reads at once: its blocks, plus one that straddles a unit boundary.
 uint64_t WindowRegions(const LoaderOptions& options) {
   return options.shuffle.enabled ? options.shuffle.window_blocks + 1 : 2;
@@ -223,9 +228,7 @@ Loader::~Loader() {
   if (shared_) shared_->generation.fetch_add(1);  // queued tasks return at once; the pool then joins
 }
 
-std::string Loader::RankPrefix() const {
-  return StrCat("rank ", options_.rank, " of ", options_.world_size, ": ");
-}
+std::string Loader::RankPrefix() const { return RankPrefixOf(options_); }
 
 void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
   shared_->generation.fetch_add(1);
@@ -313,12 +316,8 @@ void Loader::TopUp() {
           for (const BatchTransform& transform : shared->options.transforms) transform(out);
           slot->batch = std::move(out);
         } catch (...) {
-          try {
-            RethrowWithContext(StrCat("rank ", shared->options.rank, " of ", shared->options.world_size, ": epoch ",
-                                      epoch, " batch ", index, ": "));
-          } catch (...) {
-            slot->error = std::current_exception();
-          }
+          slot->error =
+              CurrentWithContext(StrCat(RankPrefixOf(shared->options), "epoch ", epoch, " batch ", index, ": "));
         }
       }
       shared->handoff.Publish(*slot);
