@@ -176,7 +176,7 @@ ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint
     const auto files = static_cast<uint64_t>(out.files);
     for (uint64_t f = 0; f < files; ++f) {
       const uint64_t begin = out.rows * f / files, end = out.rows * (f + 1) / files;
-      char name[32];
+      char name[40];  // "part-" + up to 20 digits + ".parquet"
       std::snprintf(name, sizeof(name), "part-%05llu.parquet", static_cast<unsigned long long>(f));
       pq::ParquetWriter writer(fs, JoinPath(tmp, name), schema, writer_options);
       for (uint64_t rg = begin; rg < end; rg += static_cast<uint64_t>(options.row_group_rows)) {

@@ -52,20 +52,17 @@ struct JpegDecoder {
   }
 };
 
-void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
-                DecodedImage* out, int64_t max_pixels) {
-  thread_local JpegDecoder decoder;
+// The work of DecodeJpeg after its setjmp. libjpeg's errors longjmp out of this frame, so it holds only trivially
+// destructible locals (and is never inlined), and nothing of DecodeJpeg's own frame changes after the setjmp (whose
+// values would then be indeterminate).
+[[gnu::noinline]] void DecodeJpegAfterSetjmp(JpegDecoder& decoder, const uint8_t* data, size_t size, int channels,
+                                            int min_short_side, const std::string& what, DecodedImage* out,
+                                            int64_t max_pixels) {
   jpeg_decompress_struct& cinfo = decoder.cinfo;
-  JpegError& err = decoder.err;
-  DecodedImage& image = *out;  // constructed before setjmp; only POD locals change after it
-  if (setjmp(err.jump)) {
-    if (decoder.created) jpeg_abort_decompress(&cinfo);
-    LAKERUN_THROW(CorruptDataError, what, ": bad JPEG: ", err.message);
-  }
   if (!decoder.created) {
-    cinfo.err = jpeg_std_error(&err.mgr);
-    err.mgr.error_exit = JpegErrorExit;
-    err.mgr.output_message = [](j_common_ptr) {};
+    cinfo.err = jpeg_std_error(&decoder.err.mgr);
+    decoder.err.mgr.error_exit = JpegErrorExit;
+    decoder.err.mgr.output_message = [](j_common_ptr) {};
     jpeg_create_decompress(&cinfo);
     decoder.created = true;
   }
@@ -86,19 +83,31 @@ void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_si
     ThrowTooManyPixels(cinfo.output_width, cinfo.output_height, max_pixels, "JPEG", what);
   }
   jpeg_start_decompress(&cinfo);
-  image.height = static_cast<int>(cinfo.output_height);
-  image.width = static_cast<int>(cinfo.output_width);
-  image.channels = channels;
-  image.pixels.resize(static_cast<size_t>(image.height) * image.width * channels);
+  out->height = static_cast<int>(cinfo.output_height);
+  out->width = static_cast<int>(cinfo.output_width);
+  out->channels = channels;
+  out->pixels.resize(static_cast<size_t>(out->height) * out->width * channels);
   // Several rows per call (libjpeg-turbo's upsamplers emit up to rec_outbuf_height rows at once).
   JSAMPROW rows[16];
   while (cinfo.output_scanline < cinfo.output_height) {
     const unsigned first = cinfo.output_scanline;
     const unsigned n = std::min(16u, cinfo.output_height - first);
-    for (unsigned i = 0; i < n; ++i) rows[i] = image.pixels.data() + static_cast<size_t>(first + i) * image.width * channels;
+    for (unsigned i = 0; i < n; ++i) {
+      rows[i] = out->pixels.data() + static_cast<size_t>(first + i) * out->width * channels;
+    }
     jpeg_read_scanlines(&cinfo, rows, n);
   }
   jpeg_finish_decompress(&cinfo);
+}
+
+void DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_short_side, const std::string& what,
+                DecodedImage* out, int64_t max_pixels) {
+  thread_local JpegDecoder decoder;
+  if (setjmp(decoder.err.jump)) {
+    if (decoder.created) jpeg_abort_decompress(&decoder.cinfo);
+    LAKERUN_THROW(CorruptDataError, what, ": bad JPEG: ", decoder.err.message);
+  }
+  DecodeJpegAfterSetjmp(decoder, data, size, channels, min_short_side, what, out, max_pixels);
 }
 
 void DecodePng(const uint8_t* data, size_t size, int channels, const std::string& what, DecodedImage* out,
