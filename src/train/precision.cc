@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "lakerun/base/error.h"
+#include "train/autocast_compat.h"
 
 namespace lakerun::train {
 
@@ -115,17 +116,11 @@ Precision::AutocastScope::AutocastScope(const Precision& p) {
   if (!p.mixed()) return;
   active_ = true;
   cuda_ = p.cuda_;
-  if (cuda_) {
-    prev_enabled_ = at::autocast::is_enabled();
-    prev_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_autocast_gpu_dtype(p.dtype_);
-    at::autocast::set_enabled(true);
-  } else {
-    prev_enabled_ = at::autocast::is_cpu_enabled();
-    prev_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_autocast_cpu_dtype(p.dtype_);
-    at::autocast::set_cpu_enabled(true);
-  }
+  const c10::DeviceType device = cuda_ ? c10::kCUDA : c10::kCPU;
+  prev_enabled_ = compat::AutocastEnabled(device);
+  prev_dtype_ = compat::AutocastDtype(device);
+  compat::SetAutocastDtype(device, p.dtype_);
+  compat::SetAutocastEnabled(device, true);
   at::autocast::increment_nesting();
 }
 
@@ -133,13 +128,9 @@ Precision::AutocastScope::~AutocastScope() {
   if (!active_) return;
   // As torch.autocast.__exit__: the cast cache goes when the outermost region ends.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  if (cuda_) {
-    at::autocast::set_enabled(prev_enabled_);
-    at::autocast::set_autocast_gpu_dtype(prev_dtype_);
-  } else {
-    at::autocast::set_cpu_enabled(prev_enabled_);
-    at::autocast::set_autocast_cpu_dtype(prev_dtype_);
-  }
+  const c10::DeviceType device = cuda_ ? c10::kCUDA : c10::kCPU;
+  compat::SetAutocastEnabled(device, prev_enabled_);
+  compat::SetAutocastDtype(device, prev_dtype_);
 }
 
 at::Tensor Precision::ScaleLoss(const at::Tensor& loss) const { return scaler_ ? scaler_->Scale(loss) : loss; }

@@ -1,6 +1,5 @@
 #include "train/precision.h"
 
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>
@@ -10,6 +9,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/train/trainer.h"
 #include "lakerun_testing/matchers.h"
+#include "train/autocast_compat.h"
 
 namespace lakerun::train {
 namespace {
@@ -102,7 +102,7 @@ TEST(PrecisionTest, Bf16MixedAutocastsTheStepOnCpuAndStillLearns) {
   EXPECT_LT(net.losses.back(), net.losses.front());
   EXPECT_FALSE(torch::equal(net.fc->weight, before));
   EXPECT_EQ(net.fc->weight.scalar_type(), at::kFloat);  // weights stay float32
-  EXPECT_FALSE(at::autocast::is_cpu_enabled());          // autocast ends with the step
+  EXPECT_FALSE(compat::AutocastEnabled(c10::kCPU));      // autocast ends with the step
   EXPECT_EQ(net.fc(x).scalar_type(), at::kFloat);
 }
 
