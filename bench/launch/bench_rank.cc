@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
 
 #include <time.h>
 
@@ -44,6 +45,9 @@ int main() {
   store_options.isServer = false;
   store_options.waitWorkers = false;
   store_options.timeout = timeout;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  store_options.useLibUV = false;  // a client's libuv flag only checks that libtorch has libuv (src/dist/c10d_compat.h)
+#endif
   auto tcp = c10::make_intrusive<c10d::TCPStore>(addr, store_options);
   auto store = c10::make_intrusive<c10d::PrefixStore>(
       "/worker/attempt_" + Env("TORCHELASTIC_RESTART_COUNT", "0"), tcp);

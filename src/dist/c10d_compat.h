@@ -3,7 +3,10 @@
 // - 1.13: ProcessGroupGloo/NCCL derive from c10d::ProcessGroup. 2.x: they derive from c10d::Backend (ProcessGroup
 //   became a dispatcher over backends). Both expose the same collective signatures used here.
 // - Work lives in Work.hpp as c10d::Work since 1.13 (earlier: ProcessGroup::Work); wait(timeout) throws on timeout.
-// - TCPStore takes TCPStoreOptions in both; 2.x adds useLibUV (default on from 2.4), which lakerun leaves at default.
+// - TCPStore takes TCPStoreOptions in both; 2.2 adds useLibUV, on by default from 2.4. Whatever the store's role,
+//   useLibUV=true makes the constructor throw when libtorch was built without libuv (Debian's 2.6 is), and a client
+//   uses libuv for nothing else. So clients set it false, and a server uses libuv unless USE_LIBUV=0 (as PyTorch's
+//   Python rendezvous reads it) or this libtorch lacks it, and then falls back to the classic backend.
 // - 2.x throws c10::DistNetworkError / DistStoreError (subclasses of c10::Error) where 1.13 throws c10::Error.
 // - TCPStoreOptions::numWorkers is c10::optional in 1.13, std::optional in 2.x (c10::nullopt is std::nullopt there).
 // Checked against libtorch 2.6.0 by scripts/check_torch2.sh (compile only, CPU build: the NCCL branch is unchecked).
@@ -24,6 +27,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +53,20 @@ inline StorePtr MakeTcpStore(const std::string& host, uint16_t port, bool is_ser
   options.numWorkers = c10::nullopt;  // lakerun checks arrivals itself, with per-rank keys
   options.waitWorkers = false;
   options.timeout = timeout;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  const char* use_libuv = std::getenv("USE_LIBUV");
+  options.useLibUV = is_server && !(use_libuv != nullptr && std::string(use_libuv) == "0");
+  if (options.useLibUV) {
+    try {
+      return c10::make_intrusive<::c10d::TCPStore>(host, options);
+    } catch (const c10::Error& e) {
+      // "use_libuv was requested but PyTorch was build[sic]/built without libuv support" (2.4-2.6 / later), thrown
+      // before the constructor binds anything.
+      if (std::string(e.what_without_backtrace()).find("without libuv") == std::string::npos) throw;
+      options.useLibUV = false;
+    }
+  }
+#endif
   return c10::make_intrusive<::c10d::TCPStore>(host, options);
 }
 
@@ -70,6 +88,13 @@ inline BackendPtr MakeNcclBackend(StorePtr store, int rank, int world_size, std:
   return c10::make_intrusive<::c10d::ProcessGroupNCCL>(std::move(store), rank, world_size, options);
 }
 #endif
+
+/// An exception's message for lakerun's own errors: c10::Error::what() appends a multi-line C++ backtrace, which is
+/// left out.
+inline std::string Describe(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
 
 /// Blocks until `work` completes; throws (c10::Error) when it failed or `timeout` passed.
 inline void Wait(const WorkPtr& work, std::chrono::milliseconds timeout) { work->wait(timeout); }

@@ -112,7 +112,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
     throw;
   } catch (const std::exception& e) {
     LAKERUN_THROW(DistError, "rank ", env.rank, " of ", env.world_size, ": creating the ", impl->backend_name,
-                  " process group through ", impl->endpoint, " failed: ", e.what());
+                  " process group through ", impl->endpoint, " failed: ", compat::Describe(e));
   }
   impl->timeline.group_ready_ns = RealtimeNs();
   impl->store = std::move(store);

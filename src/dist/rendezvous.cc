@@ -27,12 +27,12 @@ compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds time
   } catch (const std::exception& e) {
     if (server) {
       LAKERUN_THROW(DistError, "rank 0 cannot host the rendezvous store on ", endpoint, " (", LauncherName(env.launcher),
-                    "): ", e.what());
+                    "): ", compat::Describe(e));
     }
     LAKERUN_THROW(CommTimeout, "rank ", env.rank, " could not reach the rendezvous store at ", endpoint, " within ",
                   timeout.count(), " ms (", LauncherName(env.launcher),
                   env.use_agent_store ? ", store hosted by the launcher" : ", store hosted by rank 0", "): ",
-                  e.what());
+                  compat::Describe(e));
   }
   store->setTimeout(timeout);
   if (env.use_agent_store) {
@@ -92,7 +92,8 @@ void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::m
     throw;
   } catch (const std::exception& e) {
     LAKERUN_THROW(DistError, "rank ", rank, " lost the rendezvous store ", endpoint,
-                  " while waiting for its peers (the rank hosting it may have given up or died): ", e.what());
+                  " while waiting for its peers (the rank hosting it may have given up or died): ",
+                  compat::Describe(e));
   }
 }
 
