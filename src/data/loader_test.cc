@@ -84,7 +84,9 @@ TEST(LoaderTest, EveryRankYieldsTheSameBatchesAndCoverageIsExact) {
                 ASSERT_EQ(counts.size(), static_cast<size_t>(rows - rows % world));
                 for (const auto& [id, c] : counts) ASSERT_EQ(c, 1) << id;
               }
-              if (policy == RemainderPolicy::kPad && !drop_last) ASSERT_EQ(counts.size(), static_cast<size_t>(rows));
+              if (policy == RemainderPolicy::kPad && !drop_last) {
+                ASSERT_EQ(counts.size(), static_cast<size_t>(rows));
+              }
             }
           }
         }
@@ -166,7 +168,9 @@ TEST(LoaderTest, ResumeMidEpochYieldsExactlyTheRest) {
         // Batch indices continue where the interrupted epoch stopped.
         Loader again(source, o);
         again.load_state_dict(saved);
-        if (auto next = again.Next()) EXPECT_EQ(next->index, cut) << "cut " << cut;
+        if (auto next = again.Next()) {
+          EXPECT_EQ(next->index, cut) << "cut " << cut;
+        }
       }
     }
   }

@@ -126,11 +126,11 @@ class MemoryRowSource final : public RowSource {
  public:
   struct Column {
     ColumnInfo info;
-    std::vector<uint8_t> bytes;     // fixed-width: rows * row_bytes; kBinary: concatenated values; variable-length
-                                    // lists: concatenated elements
-    std::vector<int64_t> offsets;   // kBinary: rows + 1 (bytes); lists (info.is_list) of varying length: rows + 1
-                                    // (elements); else empty
-    std::vector<uint8_t> validity;  // rows entries, 0 = null (ColumnChunk::validity); empty = no nulls
+    std::vector<uint8_t> bytes;       // fixed-width: rows * row_bytes; kBinary: concatenated values; variable-length
+                                      // lists: concatenated elements
+    std::vector<int64_t> offsets;     // kBinary: rows + 1 (bytes); lists (info.is_list) of varying length: rows + 1
+                                      // (elements); else empty
+    std::vector<uint8_t> validity{};  // rows entries, 0 = null (ColumnChunk::validity); empty = no nulls
   };
   /// Throws InvalidArgument when the columns disagree on the row count or unit_rows is 0.
   MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows, std::string name = "memory");

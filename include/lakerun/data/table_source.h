@@ -36,12 +36,12 @@ struct Filter {
 
 struct TableOptions {
   /// Top-level columns to read, in this order; empty = every column of the first file.
-  std::vector<std::string> columns;
+  std::vector<std::string> columns{};
   /// Conjunction of filters (see above).
-  std::vector<Filter> filters;
+  std::vector<Filter> filters{};
   /// Delta tables: the version to read, or the newest version committed at or before timestamp_ms; latest if unset.
-  std::optional<int64_t> delta_version;
-  std::optional<int64_t> delta_timestamp_ms;
+  std::optional<int64_t> delta_version{};
+  std::optional<int64_t> delta_timestamp_ms{};
   /// This process's rank, only to name it in error messages (-1: not named).
   int64_t rank = -1;
   /// Map the Parquet files of LocalFileSystem() into memory and decode column chunks straight from the mapping,
@@ -51,7 +51,7 @@ struct TableOptions {
   /// the lost pages raise SIGBUS instead of an IoError, so unset (the default) maps only a Delta table's data files,
   /// which the protocol never rewrites, and reads loose Parquet files, which writers such as pandas truncate and
   /// rewrite in place; true maps those too. Other file systems are read as usual.
-  std::optional<bool> memory_map;
+  std::optional<bool> memory_map{};
   /// Cut every row group into units (the loader's unit of decoding and caching) of about this many decoded bytes of
   /// the projected columns: equal row slices, each read by decoding only the pages that hold its rows. 0 (the
   /// default) keeps whole row groups, which decode fastest when the loader's cache holds the row groups one shuffle

@@ -35,11 +35,6 @@ MemFile SmallFile(Codec codec = Codec::kSnappy, int page_version = 1, bool dicti
   return f;
 }
 
-void ReadEverything(const ParquetFile& f) {
-  TableReader r(f, {});
-  r.ReadRows(INT64_MAX);
-}
-
 TEST(CorruptionTest, TruncatedFileHasNoTrailingMagic) {
   MemFile f = SmallFile();
   std::string bytes = f.Bytes();

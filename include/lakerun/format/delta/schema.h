@@ -46,11 +46,11 @@ struct StructField {
   DataTypePtr type;
   bool nullable = true;
   /// Column metadata: key -> the value's JSON text (e.g. "\"col-5f42\"" or "4").
-  std::map<std::string, std::string> metadata;
+  std::map<std::string, std::string> metadata{};
   /// delta.columnMapping.physicalName, when present.
-  std::optional<std::string> physical_name;
+  std::optional<std::string> physical_name{};
   /// delta.columnMapping.id, when present (the Parquet field_id in id mode).
-  std::optional<int32_t> field_id;
+  std::optional<int32_t> field_id{};
 
   const std::string& PhysicalName() const { return physical_name ? *physical_name : name; }
 };
