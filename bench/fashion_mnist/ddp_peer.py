@@ -93,6 +93,9 @@ def launch_spawn(n, argv, timeout):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n),
                    GROUP_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         env.setdefault("OMP_NUM_THREADS", "1")
+        # Rank 0 hosts the store here, and PyTorch 2.4+ builds without libuv (Debian's 2.6) host one only when told
+        # not to use libuv; older versions ignore the variable.
+        env.setdefault("USE_LIBUV", "0")
         procs.append(subprocess.Popen([sys.executable, "-u", os.path.abspath(__file__)] + argv, env=env))
     deadline = time.time() + timeout
     codes = [None] * n

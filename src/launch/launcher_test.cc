@@ -4,6 +4,8 @@
 // concurrent launchers. Every wait is bounded; the fixture kills every process a test started, also on failure.
 #include "launch/launcher_test_fixture.h"
 
+#include <cstdio>
+
 #include "lakerun/base/error.h"
 #include "lakerun/launch/command.h"
 
@@ -248,10 +250,29 @@ TEST(LaunchCommandTest, BadInvocationsAreClearErrors) {
   EXPECT_EQ(RunCommand({"--no-such-flag", "--", rank}), 2);
 }
 
+// Why `python`'s torch cannot join a job whose store an agent hosts, or "" when it can. PyTorch 2.4+ asks a TCPStore
+// for libuv unless told otherwise, and env:// under an agent store (torchrun's, or lakerun's) never tells it
+// otherwise: a torch built without libuv (Debian's python3-torch 2.6) then fails in init_process_group under any
+// elastic launcher, torchrun included.
+std::string PythonTorchCannotJoinAgentStore(const std::string& python) {
+  const std::string probe = "timeout 120 " + python +
+                            " -c 'import torch.distributed as d; d.TCPStore(\"127.0.0.1\", 0, 1, True)' 2>&1";
+  std::string out;
+  if (FILE* f = popen(probe.c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof(buf), f) != nullptr) out += buf;
+    pclose(f);
+  }
+  if (out.find("without libuv support") == std::string::npos) return "";
+  return "this python3-torch was built without libuv but asks for it by default, so its env:// rendezvous fails "
+         "under any agent store (torchrun's too)";
+}
+
 TEST_F(LauncherTest, UnmodifiedPythonDdpScriptRuns) {
   const char* python = std::getenv("LAKERUN_PYTHON");
   const std::string interpreter = python != nullptr && *python ? python : "/usr/bin/python3";
   if (!Exists(interpreter)) GTEST_SKIP() << interpreter << " is not installed";
+  if (const std::string why = PythonTorchCannotJoinAgentStore(interpreter); !why.empty()) GTEST_SKIP() << why;
   lakerun::launch::LaunchOptions options;
   options.processes = 2;
   options.command = {interpreter, std::string(LAUNCH_TESTDATA) + "/ddp_check.py"};

@@ -85,9 +85,12 @@ TEST(TorchModelTest, PythonTorchLoadsTheTorchScriptArchiveAsMlflowDoes) {
   if (!LocalFileSystem().Exists(py)) GTEST_SKIP() << py << " not found";
   lakerun::testing::TempDir dir;
   SaveModel(Scripted(), dir.Join("model"));
-  // mlflow.pytorch.load_model ends in torch.load(data/model.pth); do the same.
-  const std::string cmd = "timeout 120 " + py + " -c \"import torch; m = torch.load('" + dir.Join("model/data/model.pth") +
-                          "'); assert m(torch.ones(2)).tolist() == [2.0, 3.0]\" 2>/dev/null";
+  // mlflow.pytorch.load_model(uri, **kwargs) ends in torch.load(data/model.pth, **kwargs); do the same. PyTorch 2.6
+  // made weights_only=True torch.load's default, which refuses every TorchScript archive (and MLflow's own pickled
+  // models), so MLflow users there pass weights_only=False; PyTorch 1.13 takes it too.
+  const std::string cmd = "timeout 120 " + py + " -c \"import torch; m = torch.load('" +
+                          dir.Join("model/data/model.pth") +
+                          "', weights_only=False); assert m(torch.ones(2)).tolist() == [2.0, 3.0]\" 2>/dev/null";
   const int rc = std::system(cmd.c_str());
   if (WIFEXITED(rc) && WEXITSTATUS(rc) == 1 && !LocalFileSystem().Exists("/usr/lib/python3/dist-packages/torch")) {
     GTEST_SKIP() << "python3-torch is not installed";
