@@ -72,7 +72,7 @@ def main():
         from ddp_peer import make_net
         torch.manual_seed(1)
         own = make_net(torch, True).state_dict()
-        saved = torch.load(args.init_weights)
+        saved = torch.load(args.init_weights, weights_only=False)  # lakerun's own file (see ddp_peer.py)
         same = all(torch.equal(own[k], saved[k]) for k in saved)
         print(f"Python's own seed-1 initialization equals the C++ initial weights: {'yes' if same else 'no'}")
 

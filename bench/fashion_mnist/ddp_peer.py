@@ -225,7 +225,9 @@ def worker(args):
     torch.manual_seed(args.seed)
     model = make_net(torch, not args.no_dropout, args.channels_last)
     if args.init_weights:
-        model.load_state_dict(torch.load(args.init_weights))
+        # The file comes from lakerun's own run (torch::pickle_save, whose dict carries type tags that PyTorch 2.6's
+        # weights_only default refuses); PyTorch 1.13 takes the flag too.
+        model.load_state_dict(torch.load(args.init_weights, weights_only=False))
     net = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
     lr = args.lr * {"none": 1, "linear": world, "sqrt": math.sqrt(world)}[args.scale_lr]
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=args.momentum)
