@@ -27,6 +27,11 @@ PKGS=(
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 missing=()
 for p in "${PKGS[@]}"; do installed "$p" || missing+=("$p"); done
+# Node.js and npm run the interop tests' Parquet oracles (tests/interop, node >= 18). Debian's packages are installed
+# only when no npm is on PATH: a machine may carry a newer Node.js build (which ships its own npm) instead.
+if ! command -v npm >/dev/null; then
+  for p in nodejs npm; do installed "$p" || missing+=("$p"); done
+fi
 if ((${#missing[@]})); then
   echo "[setup] installing: ${missing[*]}" >&2
   $SUDO apt-get update -q
