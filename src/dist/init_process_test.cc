@@ -2,6 +2,7 @@
 #include <lakerun/base/error.h>
 
 #include "dist/c10d_compat.h"
+#include "lakerun_testing/child_process.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/ports.h"
 #include "lakerun_testing/temp_dir.h"
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -295,12 +295,10 @@ TEST(InitProcessTest, SlurmStepAndBatchScript) {
 
 // Open MPI's major version from `mpirun --version` ("mpirun (Open MPI) 4.1.4"); 0 if unknown.
 int OpenMpiMajorVersion() {
-  std::string text;
-  if (FILE* f = popen("mpirun --version 2>/dev/null", "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof(buf), f) != nullptr) text += buf;
-    pclose(f);
-  }
+  lakerun::testing::TempDir dir;
+  const std::string text = lakerun::testing::RunProgram({"/bin/sh", "-c", "exec mpirun --version"},
+                                                        dir.Join("mpirun-version.log"), std::chrono::seconds(30))
+                               .output;
   const std::string tag = "(Open MPI) ";
   const size_t at = text.find(tag);
   return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + tag.size());

@@ -4,10 +4,10 @@
 // concurrent launchers. Every wait is bounded; the fixture kills every process a test started, also on failure.
 #include "launch/launcher_test_fixture.h"
 
-#include <cstdio>
-
 #include "lakerun/base/error.h"
 #include "lakerun/launch/command.h"
+#include "lakerun_testing/child_process.h"
+#include "lakerun_testing/temp_dir.h"
 
 namespace {
 
@@ -255,15 +255,11 @@ TEST(LaunchCommandTest, BadInvocationsAreClearErrors) {
 // otherwise: a torch built without libuv (Debian's python3-torch 2.6) then fails in init_process_group under any
 // elastic launcher, torchrun included.
 std::string PythonTorchCannotJoinAgentStore(const std::string& python) {
-  const std::string probe = "timeout 120 " + python +
-                            " -c 'import torch.distributed as d; d.TCPStore(\"127.0.0.1\", 0, 1, True)' 2>&1";
-  std::string out;
-  if (FILE* f = popen(probe.c_str(), "r")) {
-    char buf[512];
-    while (fgets(buf, sizeof(buf), f) != nullptr) out += buf;
-    pclose(f);
-  }
-  if (out.find("without libuv support") == std::string::npos) return "";
+  lakerun::testing::TempDir dir;
+  const lakerun::testing::ProgramRun probe = lakerun::testing::RunProgram(
+      {python, "-c", "import torch.distributed as d; d.TCPStore('127.0.0.1', 0, 1, True)"}, dir.Join("probe.log"),
+      std::chrono::seconds(120));
+  if (probe.output.find("without libuv support") == std::string::npos) return "";
   return "this python3-torch was built without libuv but asks for it by default, so its env:// rendezvous fails "
          "under any agent store (torchrun's too)";
 }
