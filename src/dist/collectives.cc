@@ -47,6 +47,24 @@ void Run(Context& ctx, Describe&& describe, Launch&& launch) {
 
 bool Distributed(const Context& ctx) { return ctx.world_size() > 1; }
 
+// NCCL only moves CUDA tensors; Gloo takes both. A CPU tensor handed to an NCCL group would fail inside c10d with a
+// message that names neither the call nor the rank.
+void CheckDeviceFor(const Context& ctx, const at::Tensor& tensor, const char* what) {
+  LAKERUN_CHECK(!ctx.device().is_cuda() || tensor.is_cuda(), what, ": the tensor is on ", tensor.device().str(),
+                " but the process group (", ctx.backend(), ") moves tensors on ", ctx.device().str(), " (rank ",
+                ctx.rank(), ")");
+}
+
+// Byte payloads and their sizes are built in host memory and travel as tensors on the group's device (as
+// torch.distributed's *_object collectives do on NCCL); `ToHost` brings a result back. Both are no-ops on CPU groups.
+at::Tensor ToGroupDevice(const Context& ctx, const at::Tensor& host) {
+  return ctx.device().is_cpu() ? host : host.to(ctx.device());
+}
+at::Tensor EmptyOnGroupDevice(const Context& ctx, at::IntArrayRef sizes, at::ScalarType dtype) {
+  return at::empty(sizes, at::TensorOptions().dtype(dtype).device(ctx.device()));
+}
+at::Tensor ToHost(const at::Tensor& tensor) { return tensor.is_cpu() ? tensor : tensor.cpu(); }
+
 // Gloo reads tensors as flat dense buffers: give it a contiguous one and copy back if needed.
 template <typename Body>
 void OnContiguous(at::Tensor& tensor, Body&& body) {
@@ -78,6 +96,7 @@ void Broadcast(Context& ctx, at::Tensor& tensor, int root) {
                 ctx.world_size(), " (rank ", ctx.rank(), ")");
   LAKERUN_CHECK(tensor.defined(), "Broadcast: undefined tensor on rank ", ctx.rank());
   if (!Distributed(ctx)) return;
+  CheckDeviceFor(ctx, tensor, "Broadcast");
   OnContiguous(tensor, [&](at::Tensor& t) {
     Run(ctx, [&] { return StrCat("broadcast of ", t.nbytes(), " bytes from rank ", root); }, [&](compat::Backend& pg) {
       std::vector<at::Tensor> tensors{t};
@@ -94,6 +113,7 @@ void AllReduce(Context& ctx, at::Tensor& tensor, ReduceOp op) {
   LAKERUN_CHECK(op != ReduceOp::kMean || at::isFloatingType(tensor.scalar_type()),
                 "AllReduce(mean) needs a floating-point tensor, got ", tensor.scalar_type(), " on rank ", ctx.rank());
   if (!Distributed(ctx)) return;
+  CheckDeviceFor(ctx, tensor, "AllReduce");
   OnContiguous(tensor, [&](at::Tensor& t) {
     Run(ctx, [&] { return StrCat("all_reduce(", OpName(op), ") of ", t.nbytes(), " bytes"); }, [&](compat::Backend& pg) {
       std::vector<at::Tensor> tensors{t};
@@ -126,8 +146,9 @@ namespace {
 
 // Every rank's payload size; throws on every rank alike when one exceeds the cap.
 std::vector<int64_t> GatherSizes(Context& ctx, std::size_t size, std::size_t max_bytes, const char* what) {
-  at::Tensor mine = at::full({1}, static_cast<int64_t>(size), at::TensorOptions().dtype(at::kLong));
-  at::Tensor all = at::empty({ctx.world_size()}, at::TensorOptions().dtype(at::kLong));
+  at::Tensor host = at::full({1}, static_cast<int64_t>(size), at::TensorOptions().dtype(at::kLong));
+  at::Tensor mine = ToGroupDevice(ctx, host);
+  at::Tensor all = EmptyOnGroupDevice(ctx, {ctx.world_size()}, at::kLong);
   Run(ctx, [&] { return StrCat(what, " (sizes)"); }, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
     for (int r = 0; r < ctx.world_size(); ++r) outputs[0].push_back(all.narrow(0, r, 1));
@@ -136,6 +157,7 @@ std::vector<int64_t> GatherSizes(Context& ctx, std::size_t size, std::size_t max
     options.timeout = ctx.timeout();
     return pg.allgather(outputs, inputs, options);
   });
+  all = ToHost(all);
   std::vector<int64_t> sizes(all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + ctx.world_size());
   for (int r = 0; r < ctx.world_size(); ++r) {
     LAKERUN_CHECK(sizes[r] >= 0 && static_cast<std::size_t>(sizes[r]) <= max_bytes, what, ": rank ", r, " sent ",
@@ -152,12 +174,12 @@ std::vector<std::string> AllGatherBytes(Context& ctx, const std::string& bytes, 
                   " bytes, above the limit of ", max_bytes, " bytes");
     return {bytes};
   }
-  LAKERUN_CHECK(ctx.device().is_cpu(), "AllGatherBytes needs a CPU backend (rank ", ctx.rank(), ")");
   std::vector<int64_t> sizes = GatherSizes(ctx, bytes.size(), max_bytes, "AllGatherBytes");
   int64_t width = std::max<int64_t>(1, *std::max_element(sizes.begin(), sizes.end()));
-  at::Tensor mine = at::zeros({width}, at::TensorOptions().dtype(at::kByte));
-  if (!bytes.empty()) std::memcpy(mine.data_ptr(), bytes.data(), bytes.size());
-  at::Tensor all = at::empty({ctx.world_size(), width}, at::TensorOptions().dtype(at::kByte));
+  at::Tensor host = at::zeros({width}, at::TensorOptions().dtype(at::kByte));
+  if (!bytes.empty()) std::memcpy(host.data_ptr(), bytes.data(), bytes.size());
+  at::Tensor mine = ToGroupDevice(ctx, host);
+  at::Tensor all = EmptyOnGroupDevice(ctx, {ctx.world_size(), width}, at::kByte);
   Run(ctx, [&] { return StrCat("AllGatherBytes of ", width, " bytes per rank"); }, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
     for (int r = 0; r < ctx.world_size(); ++r) outputs[0].push_back(all[r]);
@@ -166,6 +188,7 @@ std::vector<std::string> AllGatherBytes(Context& ctx, const std::string& bytes, 
     options.timeout = ctx.timeout();
     return pg.allgather(outputs, inputs, options);
   });
+  all = ToHost(all);
   std::vector<std::string> result;
   result.reserve(ctx.world_size());
   for (int r = 0; r < ctx.world_size(); ++r) {
@@ -183,17 +206,18 @@ std::string BroadcastBytes(Context& ctx, const std::string& bytes, int root, std
                   " bytes, above the limit of ", max_bytes, " bytes");
     return bytes;
   }
-  LAKERUN_CHECK(ctx.device().is_cpu(), "BroadcastBytes needs a CPU backend (rank ", ctx.rank(), ")");
-  at::Tensor size = at::full({1}, static_cast<int64_t>(ctx.rank() == root ? bytes.size() : 0),
-                             at::TensorOptions().dtype(at::kLong));
+  at::Tensor size = ToGroupDevice(ctx, at::full({1}, static_cast<int64_t>(ctx.rank() == root ? bytes.size() : 0),
+                                                at::TensorOptions().dtype(at::kLong)));
   Broadcast(ctx, size, root);
   int64_t n = size.item<int64_t>();
   // Every rank sees root's size, so every rank fails alike.
   LAKERUN_CHECK(n >= 0 && static_cast<std::size_t>(n) <= max_bytes, "BroadcastBytes: root rank ", root, " sent ", n,
                 " bytes, above the limit of ", max_bytes, " bytes (seen on rank ", ctx.rank(), ")");
-  at::Tensor payload = at::zeros({std::max<int64_t>(n, 1)}, at::TensorOptions().dtype(at::kByte));
-  if (ctx.rank() == root && n > 0) std::memcpy(payload.data_ptr(), bytes.data(), bytes.size());
+  at::Tensor host = at::zeros({std::max<int64_t>(n, 1)}, at::TensorOptions().dtype(at::kByte));
+  if (ctx.rank() == root && n > 0) std::memcpy(host.data_ptr(), bytes.data(), bytes.size());
+  at::Tensor payload = ToGroupDevice(ctx, host);
   Broadcast(ctx, payload, root);
+  payload = ToHost(payload);
   return std::string(static_cast<const char*>(payload.data_ptr()), static_cast<std::size_t>(n));
 }
 

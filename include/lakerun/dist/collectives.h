@@ -6,6 +6,10 @@
 //
 // Each call blocks until done or until ctx.timeout() passes (CommTimeout, naming the operation and rank); a failed
 // peer is a DistError. At world size 1 every call is a cheap local no-op.
+//
+// Devices: on an NCCL group (ctx.device() is CUDA) the tensors given to Broadcast and AllReduce must be CUDA tensors
+// (InvalidArgument otherwise, before anything is sent); Gloo takes CPU tensors. The scalar and byte forms take host
+// values on every backend and stage them through ctx.device() themselves.
 #pragma once
 
 #include <lakerun/dist/init.h>
