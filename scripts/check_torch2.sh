@@ -23,7 +23,8 @@
 # Logs: WORK_DIR/logs/. Reruns with the same WORK_DIR reuse the downloaded packages.
 # Environment: LAKERUN_JOBS (default 2) parallel compiles; TRIXIE_MIRROR (default http://deb.debian.org/debian);
 # LAKERUN_TORCH_PCH=OFF compiles every unit without the precompiled header (slower: as -DLAKERUN_USE_TORCH_PCH=OFF);
-# LAKERUN_TORCH2_ONLY=REGEX checks only the units whose path matches.
+# LAKERUN_TORCH2_ONLY=REGEX checks only the units whose path matches; LAKERUN_TORCH2_EXTRA_FLAGS adds compiler flags
+# to every command, the precompiled header's included (scripts/check_nccl.sh turns the NCCL branch on this way).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -75,9 +76,10 @@ cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAK
 mkdir -p "$WORK/cmds" "$WORK/logs" "$WORK/deps"
 rm -f "$WORK"/cmds/* "$WORK"/logs/* "$WORK"/deps/*
 USE_PCH="${LAKERUN_TORCH_PCH:-ON}"
-python3 - "$ROOT" "$BUILD" "$WORK" "$T_INC" "$T_DEFS" "$USE_PCH" "${LAKERUN_TORCH2_ONLY:-}" <<'EOF'
+python3 - "$ROOT" "$BUILD" "$WORK" "$T_INC" "$T_DEFS" "$USE_PCH" "${LAKERUN_TORCH2_ONLY:-}" \
+  "${LAKERUN_TORCH2_EXTRA_FLAGS:-}" <<'EOF'
 import json, os, re, shlex, sys
-root, build, work, t_inc, t_defs, use_pch, only = sys.argv[1:8]
+root, build, work, t_inc, t_defs, use_pch, only, extra = sys.argv[1:9]
 entries = json.load(open(os.path.join(build, 'compile_commands.json')))
 include_re = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 torch_re = re.compile(r'^(torch|ATen|c10|c10d|caffe2)/')
@@ -101,7 +103,7 @@ def uses_torch(path, stack=()):  # the file, or a project header it includes, in
 # 1.13's torch interface: its include directory (/usr/include itself is implicit) and definitions (with glog's).
 old_defs = {'-DGFLAGS_IS_A_DLL=0', '-DGLOG_CUSTOM_PREFIX_SUPPORT', '-DUSE_C10D_GLOO', '-DUSE_DISTRIBUTED',
             '-DUSE_RPC', '-DUSE_TENSORPIPE', '-DUSE_C10D_MPI'}
-new_defs = ['-D' + d for d in t_defs.split(';')]
+new_defs = ['-D' + d for d in t_defs.split(';')] + shlex.split(extra)
 def rewrite(args, out_args):
     out, i, seen_torch = [args[0]] + new_defs, 1, False
     while i < len(args):
@@ -181,4 +183,6 @@ if (( failed )); then
   echo "$failed of $ntu translation units fail to compile against libtorch $T_VERSION"
   exit 1
 fi
-echo "$ntu translation units compile against libtorch $T_VERSION${warned:+ ($warned with warnings)}"
+note=""
+if (( warned )); then note=" ($warned with warnings)"; fi
+echo "$ntu translation units compile against libtorch $T_VERSION$note"
