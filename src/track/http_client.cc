@@ -1,7 +1,5 @@
 #include "track/http_client.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -13,14 +11,10 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
+#include "track/libcurl.h"
 
 namespace lakerun::track {
 namespace {
-
-void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
@@ -70,20 +64,20 @@ HttpClient::HttpClient(std::string base_url, HttpOptions options)
   }
   if (Env("MLFLOW_TRACKING_INSECURE_TLS") == "true") options_.insecure_tls = true;
   if (options_.ca_cert_path.empty()) options_.ca_cert_path = Env("MLFLOW_TRACKING_SERVER_CERT_PATH");
-  GlobalInit();
-  curl_ = curl_easy_init();
+  curl_ = LoadLibcurl().easy_init();
   LAKERUN_CHECK_AS(IoError, curl_ != nullptr, "cannot initialise libcurl for ", base_url_);
 }
 
 HttpClient::~HttpClient() {
-  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+  if (curl_ != nullptr) LoadLibcurl().easy_cleanup(static_cast<CURL*>(curl_));
 }
 
 std::string HttpClient::Escape(const std::string& s) {
-  GlobalInit();
-  char* escaped = curl_escape(s.c_str(), static_cast<int>(s.size()));
+  const Libcurl& api = LoadLibcurl();
+  char* escaped = api.escape(s.c_str(), static_cast<int>(s.size()));
+  LAKERUN_CHECK_AS(IoError, escaped != nullptr, "libcurl could not escape a URL component of ", s.size(), " bytes");
   std::string out(escaped);
-  curl_free(escaped);
+  api.free(escaped);
   return out;
 }
 
@@ -102,8 +96,9 @@ HttpResponse HttpClient::PutFile(const std::string& path, const std::string& loc
 
 bool HttpClient::Perform(const std::string& method, const std::string& url, const Body& body,
                          const std::string& content_type, HttpResponse* response, std::string* error) {
+  const Libcurl& api = LoadLibcurl();
   CURL* curl = static_cast<CURL*>(curl_);
-  curl_easy_reset(curl);
+  api.easy_reset(curl);
   ReadState read;
   read.text = &body.text;
   std::unique_ptr<FILE, int (*)(FILE*)> file(nullptr, &std::fclose);
@@ -118,53 +113,53 @@ bool HttpClient::Perform(const std::string& method, const std::string& url, cons
   }
   response->body.clear();
   response->status = 0;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteToString);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
+  api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteToString);
+  api.easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
   curl_slist* headers = nullptr;
   if (method == "GET") {
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    api.easy_setopt(curl, CURLOPT_HTTPGET, 1L);
   } else if (body.file.empty()) {
     // In-memory bodies go out with the headers in one send.
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.text.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, length);
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    headers = curl_slist_append(headers, ("Content-Type: " + content_type).c_str());
-    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+    api.easy_setopt(curl, CURLOPT_POSTFIELDS, body.text.data());
+    api.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, length);
+    api.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    headers = api.slist_append(headers, ("Content-Type: " + content_type).c_str());
+    headers = api.slist_append(headers, "Expect:");  // no 100-continue round trip
   } else {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);  // streams the file through ReadBody
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &read);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, length);
-    headers = curl_slist_append(headers, ("Content-Type: " + content_type).c_str());
-    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+    api.easy_setopt(curl, CURLOPT_UPLOAD, 1L);  // streams the file through ReadBody
+    api.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    api.easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
+    api.easy_setopt(curl, CURLOPT_READDATA, &read);
+    api.easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, length);
+    headers = api.slist_append(headers, ("Content-Type: " + content_type).c_str());
+    headers = api.slist_append(headers, "Expect:");  // no 100-continue round trip
   }
   if (!options_.token.empty()) {
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + options_.token).c_str());
+    headers = api.slist_append(headers, ("Authorization: Bearer " + options_.token).c_str());
   } else if (!options_.username.empty()) {
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(curl, CURLOPT_USERNAME, options_.username.c_str());
-    curl_easy_setopt(curl, CURLOPT_PASSWORD, options_.password.c_str());
+    api.easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    api.easy_setopt(curl, CURLOPT_USERNAME, options_.username.c_str());
+    api.easy_setopt(curl, CURLOPT_PASSWORD, options_.password.c_str());
   }
-  headers = curl_slist_append(headers, "User-Agent: lakerun-track");
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  headers = api.slist_append(headers, "User-Agent: lakerun-track");
+  api.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   if (options_.insecure_tls) {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+    api.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    api.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
   }
-  if (!options_.ca_cert_path.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_cert_path.c_str());
-  const CURLcode rc = curl_easy_perform(curl);
-  curl_slist_free_all(headers);
+  if (!options_.ca_cert_path.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, options_.ca_cert_path.c_str());
+  const CURLcode rc = api.easy_perform(curl);
+  api.slist_free_all(headers);
   if (rc != CURLE_OK) {
-    *error = curl_easy_strerror(rc);
+    *error = api.easy_strerror(rc);
     return false;
   }
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+  api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
   return true;
 }
 
