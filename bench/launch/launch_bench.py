@@ -142,7 +142,8 @@ def main():
     torch_load = time_program(args.trivial_torch, 10)
     print()
     print(f"loading libtorch: trivial program linked to libtorch {torch_load * 1e3:.0f} ms, without "
-          f"{plain * 1e3:.1f} ms (ratio {torch_load / plain:.0f}x); every C++ rank and the launcher pay it once")
+          f"{plain * 1e3:.1f} ms (ratio {torch_load / plain:.0f}x); each exec'd C++ rank pays it, a fork start's "
+          "template once; the launcher does not load libtorch")
     print("targets: speed-up >= 5x for every N; launcher share < 100 ms at N=8")
     for r in rows:
         share = r["all_execed_ms"] + r["fork_ms"] + r["store_wait_ms"]
