@@ -15,7 +15,7 @@ using namespace ::lakerun::fork_start;
 
 ForkTemplate::ForkTemplate(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<std::vector<std::string>>& rank_envs,
-                           std::vector<std::array<int, 2>> rank_pipes) {
+                           std::vector<std::array<int, 2>> rank_pipes, int register_fd) {
   LAKERUN_CHECK(!rank_envs.empty() && rank_envs.size() == rank_pipes.size(), "fork start: ", rank_envs.size(),
                 " environments for ", rank_pipes.size(), " ranks");
   for (size_t r = 0; r < rank_envs.size(); ++r) {
@@ -53,6 +53,7 @@ ForkTemplate::ForkTemplate(const std::string& path, const std::vector<std::strin
   request.stdout_fd = rank_pipes[0][0];
   request.stderr_fd = rank_pipes[0][1];
   request.pass_fd = ends[1];
+  request.register_fd = register_fd;
   try {
     process_ = SpawnInOwnGroup(request);
   } catch (...) {

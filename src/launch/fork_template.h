@@ -31,9 +31,10 @@ class ForkTemplate {
   /// the template exits) and starts the template in its own process group with `rank_envs[0]` plus the fork
   /// variables, its stdout/stderr on rank 0's pipes. Requests for every rank are queued; rank r's request carries
   /// `rank_pipes[r]` (write ends, which this object closes once sent or on destruction). The template exits, and so
-  /// lets its ranks run, only after ReleaseRanks().
+  /// lets its ranks run, only after ReleaseRanks(). `register_fd`: as SpawnRequest::register_fd.
   ForkTemplate(const std::string& path, const std::vector<std::string>& argv,
-               const std::vector<std::vector<std::string>>& rank_envs, std::vector<std::array<int, 2>> rank_pipes);
+               const std::vector<std::vector<std::string>>& rank_envs, std::vector<std::array<int, 2>> rank_pipes,
+               int register_fd = -1);
   ~ForkTemplate();
   ForkTemplate(const ForkTemplate&) = delete;
   ForkTemplate& operator=(const ForkTemplate&) = delete;

@@ -181,6 +181,7 @@ class Attempt {
           request.env = envs[rank];
           request.stdout_fd = child_ends[rank][0];
           request.stderr_fd = child_ends[rank][1];
+          request.register_fd = guard_.registration_fd();  // the child registers its group itself, before exec
           ranks_[rank].child = internal::SpawnInOwnGroup(request);
         } catch (...) {
           errors[rank] = std::current_exception();
@@ -217,7 +218,6 @@ class Attempt {
         continue;
       }
       p.running = true;
-      guard_.Watch(p.child.pid);
       ::fcntl(p.fds[0], F_SETFL, O_NONBLOCK);
       ::fcntl(p.fds[1], F_SETFL, O_NONBLOCK);
     }
@@ -247,9 +247,9 @@ class Attempt {
       ::fcntl(p.fds[1], F_SETFL, O_NONBLOCK);
       child_ends[rank] = {out[1], err[1]};
     }
-    template_ = std::make_unique<internal::ForkTemplate>(path, options_.command, envs, std::move(child_ends));
+    template_ = std::make_unique<internal::ForkTemplate>(path, options_.command, envs, std::move(child_ends),
+                                                         guard_.registration_fd());
     template_running_ = true;
-    guard_.Watch(template_->process().pid);
     ::fcntl(template_->socket(), F_SETFL, O_NONBLOCK);
     template_->Flush();
   }

@@ -1,10 +1,11 @@
 // Kills the ranks' process groups if the launcher dies without cleaning up (private to lakerun::launch).
 //
 // PR_SET_PDEATHSIG kills a rank when the launcher dies, even by SIGKILL, but not the rank's own children. So at
-// start the launcher forks a tiny guard process in its own session that holds the read end of a pipe. The
-// launcher writes each rank's process-group id into the pipe; when the pipe reaches end-of-file because the
-// launcher died (its write end is close-on-exec, so no rank holds it), the guard SIGKILLs every group it was told
-// about and exits. A launcher that finishes normally disarms the guard first. After fork the guard makes only
+// start the launcher forks a tiny guard process in its own session that holds the read end of a pipe. Each
+// exec'd rank (and fork start's template) writes its own process-group id into the pipe between vfork and exec, so
+// no rank program runs unwatched; the launcher writes the ids of ranks forked by a template before releasing them.
+// When the pipe reaches end-of-file because the launcher died (its write end is close-on-exec, so no rank holds it),
+// the guard SIGKILLs every group it was told about and exits. A launcher that finishes normally disarms the guard first. After fork the guard makes only
 // system calls (read, killpg, close, _exit), so forking from a multi-threaded launcher is safe.
 #pragma once
 
@@ -23,6 +24,10 @@ class OrphanGuard {
 
   /// Watch the process group `pgid` (a rank that was just started).
   void Watch(pid_t pgid);
+  /// The pipe Watch() writes to (-1 when inactive), for a child that registers its own group before exec
+  /// (SpawnRequest::register_fd): a group watched only after its rank started could fork children that a launcher
+  /// killed in between would leave behind.
+  int registration_fd() const { return write_fd_; }
   bool active() const { return write_fd_ >= 0; }
 
  private:

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -74,6 +75,7 @@ Child SpawnInOwnGroup(const SpawnRequest& request) {
   const int out_fd = request.stdout_fd;
   const int err_fd = request.stderr_fd;
   const int pass_fd = request.pass_fd;
+  const int register_fd = request.register_fd;
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0) LAKERUN_THROW(IoError, "launch: cannot open /dev/null: ", std::strerror(errno));
   const pid_t parent = ::getpid();
@@ -98,6 +100,15 @@ Child SpawnInOwnGroup(const SpawnRequest& request) {
     }
     // The launcher may have died before PR_SET_PDEATHSIG took effect: then nobody would kill us later.
     if (::getppid() != parent) _exit(127);
+    if (register_fd >= 0) {
+      // One write of 4 bytes to a pipe is atomic, so ranks started at once from several threads do not interleave.
+      const int32_t group = static_cast<int32_t>(::getpid());
+      if (::write(register_fd, &group, sizeof(group)) != static_cast<ssize_t>(sizeof(group))) {
+        child_errno = errno != 0 ? errno : EIO;
+        child_step = "registering with the orphan guard";
+        _exit(127);
+      }
+    }
     if (::dup2(null_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
       child_errno = errno;
       child_step = "dup2";

@@ -27,6 +27,9 @@ struct SpawnRequest {
   int stderr_fd = -1;
   /// If >= 0, this descriptor becomes descriptor 3 of the child and survives exec (fork start's socket).
   int pass_fd = -1;
+  /// If >= 0 (the orphan guard's pipe, OrphanGuard::registration_fd()), the child writes its process-group id there
+  /// as one int32 before exec, so its group is watched before the program can start processes of its own.
+  int register_fd = -1;
 };
 
 struct Child {
