@@ -5,11 +5,14 @@
 #include <lakerun/base/error.h>
 #include <lakerun/base/logging.h>
 
+#include "dist/cuda_device.h"
 #include "dist/gloo_device.h"
 #include "dist/rendezvous.h"
 
 #ifdef USE_C10D_NCCL
 #include <c10/cuda/CUDAFunctions.h>
+
+#include <cstdlib>
 #endif
 
 namespace lakerun::dist {
@@ -68,6 +71,17 @@ std::string ResolveBackend(const std::string& requested, int local_rank) {
   return requested;
 }
 
+#ifdef USE_C10D_NCCL
+// This rank's GPU (ChooseCudaDevice), made current unless the caller opted out.
+c10::Device UseRankDevice(const RankEnv& env, const InitOptions& options) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const auto index = static_cast<c10::DeviceIndex>(
+      ChooseCudaDevice(env.local_rank, c10::cuda::device_count(), visible != nullptr ? visible : ""));
+  if (options.set_cuda_device) c10::cuda::set_device(index);
+  return c10::Device(c10::kCUDA, index);
+}
+#endif
+
 }  // namespace
 
 std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr store, const InitOptions& options) {
@@ -79,10 +93,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   if (env.world_size == 1) {
 #ifdef USE_C10D_NCCL
     // No process group, but tensors still belong on this rank's GPU.
-    if (ResolveBackend(options.backend, env.local_rank) == "nccl") {
-      if (options.set_cuda_device) c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
-      impl->device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
-    }
+    if (ResolveBackend(options.backend, env.local_rank) == "nccl") impl->device = UseRankDevice(env, options);
 #endif
     return std::make_unique<Context>(std::move(impl));
   }
@@ -103,8 +114,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
       impl->backend = compat::MakeGlooBackend(pg_store, env.rank, env.world_size, choice.devices, options.timeout);
     } else {
 #ifdef USE_C10D_NCCL
-      if (options.set_cuda_device) c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
-      impl->device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+      impl->device = UseRankDevice(env, options);
       impl->backend = compat::MakeNcclBackend(pg_store, env.rank, env.world_size, options.timeout);
 #endif
     }

@@ -35,7 +35,8 @@ struct InitOptions {
   /// Gloo's network device when GLOO_SOCKET_IFNAME is not set: an interface name ("eth0") or a local IP address.
   /// Empty: the local address that routes to MASTER_ADDR.
   std::string gloo_interface;
-  /// With a CUDA backend, make cuda:LOCAL_RANK the current device.
+  /// With a CUDA backend, make this rank's GPU the current device: cuda:0 when the rank sees one GPU (`lakerun launch
+  /// --use-gpu` gives each rank its own), else cuda:LOCAL_RANK (every GPU of the node visible, as under torchrun).
   bool set_cuda_device = true;
 };
 
