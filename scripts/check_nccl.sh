@@ -33,7 +33,8 @@ for header in cuda_runtime_api.h nccl.h; do
     log "no $CUDA/include/$header: set CUDA_HOME to a CUDA toolkit that has NCCL's headers"; exit 2
   fi
 done
-nccl_version="$(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$CUDA/include/nccl.h" | paste -sd.)"
+nccl_version="$(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$CUDA/include/nccl.h" |
+  paste -sd.)"
 cuda_version="$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$CUDA/include/cuda_runtime_api.h")"
 log "CUDA runtime $cuda_version, NCCL $nccl_version headers from $CUDA/include"
 
@@ -112,4 +113,5 @@ echo "$ncompiled units compile with NCCL on against libtorch $torch_version"
 if [[ "${LAKERUN_NCCL_SKIP_TORCH2:-0}" == 1 ]]; then log "libtorch 2.6 pass skipped"; exit 0; fi
 only="^($(printf '%s|' "${UNITS[@]}" | sed 's/[.]/[.]/g; s/|$//'))\$"
 LAKERUN_TORCH2_EXTRA_FLAGS="$FLAGS" LAKERUN_TORCH2_ONLY="$only" \
-  bash "$ROOT/scripts/check_torch2.sh" "$WORK/torch2" | sed 's/translation units compile against/units compile with NCCL on against/'
+  bash "$ROOT/scripts/check_torch2.sh" "$WORK/torch2" |
+  sed 's/translation units compile against/units compile with NCCL on against/'
