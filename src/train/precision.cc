@@ -115,12 +115,11 @@ Precision::~Precision() = default;
 Precision::AutocastScope::AutocastScope(const Precision& p) {
   if (!p.mixed()) return;
   active_ = true;
-  cuda_ = p.cuda_;
-  const c10::DeviceType device = cuda_ ? c10::kCUDA : c10::kCPU;
-  prev_enabled_ = compat::AutocastEnabled(device);
-  prev_dtype_ = compat::AutocastDtype(device);
-  compat::SetAutocastDtype(device, p.dtype_);
-  compat::SetAutocastEnabled(device, true);
+  device_ = p.cuda_ ? c10::kCUDA : c10::kCPU;
+  prev_enabled_ = compat::AutocastEnabled(device_);
+  prev_dtype_ = compat::AutocastDtype(device_);
+  compat::SetAutocastDtype(device_, p.dtype_);
+  compat::SetAutocastEnabled(device_, true);
   at::autocast::increment_nesting();
 }
 
@@ -128,9 +127,8 @@ Precision::AutocastScope::~AutocastScope() {
   if (!active_) return;
   // As torch.autocast.__exit__: the cast cache goes when the outermost region ends.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  const c10::DeviceType device = cuda_ ? c10::kCUDA : c10::kCPU;
-  compat::SetAutocastEnabled(device, prev_enabled_);
-  compat::SetAutocastDtype(device, prev_dtype_);
+  compat::SetAutocastEnabled(device_, prev_enabled_);
+  compat::SetAutocastDtype(device_, prev_dtype_);
 }
 
 at::Tensor Precision::ScaleLoss(const at::Tensor& loss) const { return scaler_ ? scaler_->Scale(loss) : loss; }

@@ -69,7 +69,7 @@ class Precision {
 
    private:
     bool active_ = false;
-    bool cuda_ = false;
+    c10::DeviceType device_ = c10::kCPU;  // where autocast was switched on
     bool prev_enabled_ = false;
     at::ScalarType prev_dtype_ = at::kFloat;
   };
