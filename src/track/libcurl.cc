@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
 #include <string>
 
 #include "lakerun/base/error.h"
@@ -61,14 +60,8 @@ Libcurl Load() {
 }  // namespace
 
 const Libcurl& LoadLibcurl() {
-  static std::mutex mu;
-  static Libcurl loaded;
-  static bool ready = false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!ready) {
-    loaded = Load();
-    ready = true;
-  }
+  // A static's initialisation runs once and is thread-safe; when it throws, the next call runs it again.
+  static const Libcurl loaded = Load();
   return loaded;
 }
 
