@@ -28,11 +28,13 @@ UnitIndex::UnitIndex(std::vector<uint64_t> starts) : starts_(std::move(starts)) 
 
 size_t UnitIndex::Find(uint64_t row) const {
   const uint64_t bucket = row >> shift_;
-  // Units overlapping the bucket: from the one holding its first row to the one holding the next bucket's first row.
-  const auto begin = starts_.begin() + first_unit_[bucket];
-  const auto end = starts_.begin() + first_unit_[bucket + 1] + 1;
-  // The common case: the bucket lies in one unit, or the row comes before the next unit's start.
-  if (end - begin == 1 || *(begin + 1) > row) return first_unit_[bucket];
+  const size_t first = first_unit_[bucket];
+  const size_t last = first_unit_[bucket + 1];  // the unit holding the next bucket's first row
+  // The common case: the bucket's rows lie in `first` or the unit after it. Answered without a data-dependent branch
+  // (shuffled rows would mispredict it half the time); starts_[first + 1] exists since first < num_units().
+  if (last - first <= 1) return first + static_cast<size_t>(row >= starts_[first + 1]);
+  const auto begin = starts_.begin() + static_cast<std::ptrdiff_t>(first);
+  const auto end = starts_.begin() + static_cast<std::ptrdiff_t>(last) + 1;
   return static_cast<size_t>(std::upper_bound(begin, end, row) - starts_.begin()) - 1;
 }
 
