@@ -120,6 +120,9 @@ std::vector<RowRef>& ThreadRowRefs() {
   return refs;
 }
 
+// Row references a thread keeps between batches (1.5 MB); an unusually large batch's are released after it.
+constexpr size_t kKeptRowRefs = 65536;
+
 bool Dense(const ColumnChunk& chunk) {
   return chunk.validity == nullptr && chunk.offsets == nullptr && chunk.element_validity == nullptr;
 }
@@ -129,6 +132,11 @@ class Collator {
   Collator(const CollateSpec& spec, const std::vector<uint64_t>& ids, uint64_t epoch, Batch* out)
       : spec_(spec), columns_(spec.source->columns()), ids_(ids), epoch_(epoch), out_(*out),
         batch_(static_cast<int64_t>(ids.size())), refs_(ThreadRowRefs()) {}
+  ~Collator() {
+    if (refs_.capacity() > kKeptRowRefs) std::vector<RowRef>().swap(refs_);
+  }
+  Collator(const Collator&) = delete;
+  Collator& operator=(const Collator&) = delete;
 
   // Resolves every sample to its unit, fetching each unit the batch touches once. Shuffled samples come from a
   // different unit than the one before nearly every time, so the unit's held data is found through a small
