@@ -37,11 +37,12 @@ std::string ReadString(torch::serialize::InputArchive& ar, const std::string& ke
   return v.toStringRef();
 }
 
-// Reads the checkpoint file at `path` into `ar`; an unreadable archive is CorruptDataError naming the file.
-void LoadArchive(FileSystem& fs, const std::string& path, torch::serialize::InputArchive* ar) {
+// Reads the checkpoint file at `path` into `ar`, its tensors onto `device` (the module's: the weights and the optimizer
+// state then stay where the parameters are); an unreadable archive is CorruptDataError naming the file.
+void LoadArchive(FileSystem& fs, const std::string& path, c10::Device device, torch::serialize::InputArchive* ar) {
   std::istringstream in(fs.ReadFile(path));
   try {
-    ar->load_from(in);
+    ar->load_from(in, device);
   } catch (const c10::Error& e) {
     LAKERUN_THROW(CorruptDataError, "checkpoint ", path, " cannot be read: ", e.what_without_backtrace());
   }
@@ -131,7 +132,7 @@ void Trainer::Impl::LoadWeightsFor(Trainer& t, Module& module, const std::string
   LAKERUN_CHECK_AS(ConfigError, t.state_.Fs().Exists(resolved), caller, "(ckpt_path=\"", ckpt_path, "\"): ",
                    resolved, " does not exist");
   torch::serialize::InputArchive ar;
-  LoadArchive(t.state_.Fs(), resolved, &ar);
+  LoadArchive(t.state_.Fs(), resolved, module.device(), &ar);
   torch::serialize::InputArchive weights;
   ar.read("state_dict", weights);
   module.load(weights);
@@ -139,7 +140,7 @@ void Trainer::Impl::LoadWeightsFor(Trainer& t, Module& module, const std::string
 
 void Trainer::Impl::LoadCheckpoint(Trainer& t, const std::string& resolved, int64_t max_epochs) {
   torch::serialize::InputArchive ar;
-  LoadArchive(t.state_.Fs(), resolved, &ar);
+  LoadArchive(t.state_.Fs(), resolved, module->device(), &ar);
   LAKERUN_CHECK_AS(CorruptDataError, ReadString(ar, "format", resolved) == kFormatVersion, "checkpoint ", resolved,
                    ": unknown format, expected ", kFormatVersion);
   // Lightning's restore order: weights, callbacks, precision state, loops, optimizers and schedulers.
@@ -183,7 +184,7 @@ void Trainer::Impl::LoadCheckpoint(Trainer& t, const std::string& resolved, int6
   at::Generator gen = at::detail::getDefaultCPUGenerator();  // a handle sharing the default generator
   {
     std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(rng);
+    gen.set_state(rng.cpu());  // the archive loaded it onto the module's device
   }
   LAKERUN_CHECK_AS(ConfigError, max_epochs < 0 || epochs_processed <= max_epochs, "checkpoint ", resolved,
                    " has completed ", epochs_processed, " epochs, more than max_epochs=", max_epochs);

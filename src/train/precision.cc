@@ -90,16 +90,19 @@ void GradScaler::load_state_dict(const StateDict& state) {
 // ---------------------------------------------------------------------------------------------------------------
 // Precision
 
-Precision::Precision(const std::string& precision) {
+Precision::Precision(const std::string& precision, c10::DeviceType device) {
   if (precision == "32" || precision == "32-true") {
     name_ = "32";
   } else if (precision == "bf16-mixed") {
     name_ = precision;
     dtype_ = at::kBFloat16;
-    cuda_ = at::hasCUDA();
+    cuda_ = device == c10::kCUDA;
   } else if (precision == "16-mixed") {
     LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), "Trainer: precision='16-mixed' needs CUDA, which this build or "
                      "machine lacks; use precision='bf16-mixed' or '32'");
+    LAKERUN_CHECK_AS(ConfigError, device == c10::kCUDA, "Trainer: precision='16-mixed' needs the trainer on CUDA, "
+                     "but it runs on ", c10::DeviceTypeName(device, /*lower_case=*/true),
+                     " (TrainerOptions::accelerator); use precision='bf16-mixed' or '32'");
     name_ = precision;
     dtype_ = at::kHalf;
     cuda_ = true;

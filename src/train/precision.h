@@ -55,8 +55,9 @@ class GradScaler {
 
 class Precision {
  public:
-  /// Throws ConfigError naming `precision` for an unknown value, or "16-mixed" without CUDA.
-  explicit Precision(const std::string& precision);
+  /// Autocast ("bf16-mixed", "16-mixed") runs on `device`, the Trainer's. Throws ConfigError naming `precision` for
+  /// an unknown value, or "16-mixed" without CUDA or on a CPU device.
+  Precision(const std::string& precision, c10::DeviceType device);
   ~Precision();
 
   /// Autocast for the forward (training / validation / test step) while alive; nothing for "32".

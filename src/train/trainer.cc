@@ -1,5 +1,6 @@
 #include "lakerun/train/trainer.h"
 
+#include <ATen/Context.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/torch.h>
 
@@ -12,10 +13,26 @@
 #include "lakerun/track/torch_model.h"
 #include "lakerun/train/early_stopping.h"
 #include "lakerun/train/model_checkpoint.h"
+#include "train/device.h"
 #include "train/trainer_impl.h"
 
 namespace lakerun::train {
 namespace {
+
+// Resolves TrainerOptions::accelerator (against the process group once lakerun::dist is initialised) and moves the
+// module's parameters and buffers there.
+c10::Device ResolveAndMove(Module& module, const TrainerOptions& options) {
+  DeviceFacts facts;
+  facts.cuda_available = at::hasCUDA();
+  if (options.distributed && dist::IsInitialized()) {
+    dist::Context& ctx = dist::CurrentContext();
+    facts.group_device = ctx.device();
+    facts.world_size = ctx.world_size();
+  }
+  const c10::Device device = ChooseDevice(options.accelerator, facts);
+  module.to(device);
+  return device;
+}
 
 int64_t InferBatchSize(const Batch& batch) {
   if (batch.sample_ids.defined()) return batch.sample_ids.size(0);
@@ -132,7 +149,9 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
                    "Trainer: progress_style must be 'auto', 'bar' or 'lines', got '", o.progress_style, "'");
   LAKERUN_CHECK_AS(ConfigError, o.log_model_artifact_path.empty() || o.tracker != nullptr,
                    "Trainer: log_model_artifact_path='", o.log_model_artifact_path, "' needs TrainerOptions::tracker");
-  impl_->precision = std::make_unique<Precision>(o.precision);  // throws ConfigError naming `precision`
+  // Both throw ConfigError naming the option; a fit checks again once the process group is known.
+  const c10::Device device = ChooseDevice(o.accelerator, DeviceFacts{at::hasCUDA()});
+  impl_->precision = std::make_unique<Precision>(o.precision, device.type());
   // Checkpoint callbacks run last (trainer.md §2.6), otherwise the given order.
   for (auto& cb : callbacks) {
     LAKERUN_CHECK_AS(ConfigError, cb != nullptr, "Trainer: a callback is null");
@@ -156,6 +175,8 @@ void Trainer::SaveCheckpoint(const std::string& path) {
 
 MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string& ckpt_path) {
   Impl& im = *impl_;
+  const c10::Device device = ResolveAndMove(module, options_);
+  module.device_ = device;
   im.LoadWeightsFor(*this, module, ckpt_path, "Validate");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   im.module = &module;
@@ -169,6 +190,7 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string&
   while (options_.limit_val_batches < 0 || idx < options_.limit_val_batches) {
     auto batch = val.Next();
     if (!batch.has_value()) break;
+    MoveBatch(*batch, device);
     module.hook_ = LogHook::kValidationStep;
     module.batch_size_ = InferBatchSize(*batch);
     Precision::AutocastScope autocast(*im.precision);
@@ -186,6 +208,8 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string&
 
 MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ckpt_path) {
   Impl& im = *impl_;
+  const c10::Device device = ResolveAndMove(module, options_);
+  module.device_ = device;
   im.LoadWeightsFor(*this, module, ckpt_path, "Test");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   state_.fn = TrainerFn::kTesting;
@@ -197,6 +221,7 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
   while (options_.limit_test_batches < 0 || idx < options_.limit_test_batches) {
     auto batch = test.Next();
     if (!batch.has_value()) break;
+    MoveBatch(*batch, device);
     module.hook_ = LogHook::kTestStep;
     module.batch_size_ = InferBatchSize(*batch);
     Precision::AutocastScope autocast(*im.precision);
@@ -270,7 +295,10 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     }
   }
   im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
-  im.precision = std::make_unique<Precision>(options_.precision);
+  // Lightning's order: the module goes to its device before configure_optimizers.
+  const c10::Device device = ResolveAndMove(module, options_);
+  module.device_ = device;
+  im.precision = std::make_unique<Precision>(options_.precision, device.type());
   im.pending_step.clear();
   state_ = TrainerState{};
   state_.fn = TrainerFn::kFitting;
@@ -395,9 +423,11 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     module.metrics_ = im.metrics.get();
     bool epoch_exhausted = false;
     std::optional<Batch> cur = (limit_train < 0 || batch_idx < limit_train) ? train.Next() : std::nullopt;
+    if (cur.has_value()) MoveBatch(*cur, device);
     while (cur.has_value()) {
       im.loader_state = train.state_dict();
       std::optional<Batch> nxt = (limit_train < 0 || batch_idx + 1 < limit_train) ? train.Next() : std::nullopt;
+      if (nxt.has_value()) MoveBatch(*nxt, device);  // a non-blocking copy overlaps this step
       const bool last = !nxt.has_value();
       const bool stepping = (batch_idx + 1) % k == 0 || last;
       for (auto& cb : callbacks_) cb->OnTrainBatchStart(state_);

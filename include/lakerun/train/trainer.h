@@ -19,6 +19,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
@@ -132,6 +133,10 @@ class Module : public torch::nn::Module {
   /// Lightning's lr_scheduler_step: steps `scheduler`, with the monitored value for a monitoring one.
   virtual void LrSchedulerStep(LRScheduler& scheduler, std::optional<double> metric) { scheduler.Step(metric); }
 
+  /// Lightning's self.device: where the Trainer put the module's parameters and moves each batch
+  /// (TrainerOptions::accelerator); the CPU until a Trainer runs the module.
+  c10::Device device() const { return device_; }
+
   /// Records a metric (trainer.md §4); only valid inside a step or epoch-end hook run by a Trainer.
   void Log(const std::string& name, const at::Tensor& value, LogOptions options = {});
   void Log(const std::string& name, double value, LogOptions options = {});
@@ -151,6 +156,7 @@ struct ValCheckInterval {
   LoggedMetrics* metrics_ = nullptr;
   LogHook hook_ = LogHook::kTrainingStep;
   int64_t batch_size_ = 1;
+  c10::Device device_ = c10::Device(c10::kCPU);
 };
 
 struct TrainerOptions {
@@ -214,6 +220,12 @@ struct TrainerOptions {
   std::string log_model_artifact_path{};
   /// The tracker owning `run` (not owned); needed to log the model.
   track::Tracker* tracker = nullptr;
+  /// Lightning's accelerator: where the module and each batch's tensors go. "auto" (default): the process group's
+  /// device when it is CUDA (NCCL: each rank's own GPU), cuda:0 in a single process with CUDA, else the CPU; "cpu";
+  /// "cuda" (or "gpu"): a ConfigError without CUDA. The module moves before ConfigureOptimizers(), checkpoints load
+  /// onto the device, and batches move (non-blocking from pinned memory) before each step; Batch::sample_ids stay
+  /// on the CPU.
+  std::string accelerator = "auto";
 };
 
 /// Lightning's LightningDataModule: where the train / val / test batches come from. The sources are owned by the
