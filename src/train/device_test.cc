@@ -38,18 +38,6 @@ TEST(ChooseDeviceTest, RefusesWhatCannotRunNamingTheOption) {
   EXPECT_THROW_WITH(ChooseDevice("", Single(true)), ConfigError, "accelerator");
 }
 
-TEST(ChooseDeviceTest, TheTrainerChecksTheAcceleratorWhenConstructed) {
-  TrainerOptions o;
-  o.accelerator = "tpu";
-  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator", "tpu");
-  if (!at::hasCUDA()) {
-    o.accelerator = "cuda";
-    EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator='cuda'", "CUDA");
-  }
-  o.accelerator = "cpu";
-  EXPECT_NO_THROW(Trainer{o});
-}
-
 TEST(MoveBatchTest, TensorsAlreadyOnTheDeviceAreLeftAsTheyAre) {
   Batch batch;
   batch.tensors["x"] = torch::arange(6, torch::kFloat).reshape({3, 2});

@@ -349,6 +349,11 @@ TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {
   o = TrainerOptions{};
   o.max_epochs = -2;
   EXPECT_THROW_WITH(Trainer{o}, ConfigError, "max_epochs", "-2");
+  o = TrainerOptions{};
+  o.accelerator = "tpu";
+  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator", "tpu");
+  o.accelerator = "cuda";
+  if (!at::hasCUDA()) EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator='cuda'", "CUDA");
 
   Data data;
   auto model = NewModel();
