@@ -328,9 +328,10 @@ int main(int argc, char** argv) {
                   Median(ser.cold_ratio_mapped), Median(ser.warm), Median(ser.warm_ratio));
       // The loader keeps the decoded table (47 MB) for the warm epochs; when the allocator has no freed memory to
       // hand back, the first epoch touches fresh pages, which this kind of virtual machine makes slow.
-      std::printf("      fastest cold epoch / fastest raw scan %.2fx; page faults in the cold epochs: median %.0f, most "
-                  "%.0f\n", *std::max_element(ser.cold.begin(), ser.cold.end()) /
-                  *std::max_element(ser.raw.begin(), ser.raw.end()), Median(ser.cold_faults),
+      const double best_ratio = *std::max_element(ser.cold.begin(), ser.cold.end()) /
+                                *std::max_element(ser.raw.begin(), ser.raw.end());
+      std::printf("      fastest cold epoch / fastest raw scan %.2fx; page faults in the cold epochs: median %.0f, "
+                  "most %.0f\n", best_ratio, Median(ser.cold_faults),
                   *std::max_element(ser.cold_faults.begin(), ser.cold_faults.end()));
     }
   }

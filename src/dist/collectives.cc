@@ -56,14 +56,11 @@ void CheckDeviceFor(const Context& ctx, const at::Tensor& tensor, const char* wh
 }
 
 // Byte payloads and their sizes are built in host memory and travel as tensors on the group's device (as
-// torch.distributed's *_object collectives do on NCCL); `ToHost` brings a result back. Both are no-ops on CPU groups.
-at::Tensor ToGroupDevice(const Context& ctx, const at::Tensor& host) {
-  return ctx.device().is_cpu() ? host : host.to(ctx.device());
-}
+// torch.distributed's *_object collectives do on NCCL): `.to(ctx.device())` there and `.cpu()` back, both no-ops on a
+// CPU group.
 at::Tensor EmptyOnGroupDevice(const Context& ctx, at::IntArrayRef sizes, at::ScalarType dtype) {
   return at::empty(sizes, at::TensorOptions().dtype(dtype).device(ctx.device()));
 }
-at::Tensor ToHost(const at::Tensor& tensor) { return tensor.is_cpu() ? tensor : tensor.cpu(); }
 
 // Gloo reads tensors as flat dense buffers: give it a contiguous one and copy back if needed.
 template <typename Body>
@@ -147,7 +144,7 @@ namespace {
 // Every rank's payload size; throws on every rank alike when one exceeds the cap.
 std::vector<int64_t> GatherSizes(Context& ctx, std::size_t size, std::size_t max_bytes, const char* what) {
   at::Tensor host = at::full({1}, static_cast<int64_t>(size), at::TensorOptions().dtype(at::kLong));
-  at::Tensor mine = ToGroupDevice(ctx, host);
+  at::Tensor mine = host.to(ctx.device());
   at::Tensor all = EmptyOnGroupDevice(ctx, {ctx.world_size()}, at::kLong);
   Run(ctx, [&] { return StrCat(what, " (sizes)"); }, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
@@ -157,7 +154,7 @@ std::vector<int64_t> GatherSizes(Context& ctx, std::size_t size, std::size_t max
     options.timeout = ctx.timeout();
     return pg.allgather(outputs, inputs, options);
   });
-  all = ToHost(all);
+  all = all.cpu();
   std::vector<int64_t> sizes(all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + ctx.world_size());
   for (int r = 0; r < ctx.world_size(); ++r) {
     LAKERUN_CHECK(sizes[r] >= 0 && static_cast<std::size_t>(sizes[r]) <= max_bytes, what, ": rank ", r, " sent ",
@@ -178,7 +175,7 @@ std::vector<std::string> AllGatherBytes(Context& ctx, const std::string& bytes, 
   int64_t width = std::max<int64_t>(1, *std::max_element(sizes.begin(), sizes.end()));
   at::Tensor host = at::zeros({width}, at::TensorOptions().dtype(at::kByte));
   if (!bytes.empty()) std::memcpy(host.data_ptr(), bytes.data(), bytes.size());
-  at::Tensor mine = ToGroupDevice(ctx, host);
+  at::Tensor mine = host.to(ctx.device());
   at::Tensor all = EmptyOnGroupDevice(ctx, {ctx.world_size(), width}, at::kByte);
   Run(ctx, [&] { return StrCat("AllGatherBytes of ", width, " bytes per rank"); }, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
@@ -188,7 +185,7 @@ std::vector<std::string> AllGatherBytes(Context& ctx, const std::string& bytes, 
     options.timeout = ctx.timeout();
     return pg.allgather(outputs, inputs, options);
   });
-  all = ToHost(all);
+  all = all.cpu();
   std::vector<std::string> result;
   result.reserve(ctx.world_size());
   for (int r = 0; r < ctx.world_size(); ++r) {
@@ -206,8 +203,8 @@ std::string BroadcastBytes(Context& ctx, const std::string& bytes, int root, std
                   " bytes, above the limit of ", max_bytes, " bytes");
     return bytes;
   }
-  at::Tensor size = ToGroupDevice(ctx, at::full({1}, static_cast<int64_t>(ctx.rank() == root ? bytes.size() : 0),
-                                                at::TensorOptions().dtype(at::kLong)));
+  at::Tensor size = at::full({1}, static_cast<int64_t>(ctx.rank() == root ? bytes.size() : 0),
+                             at::TensorOptions().dtype(at::kLong).device(ctx.device()));
   Broadcast(ctx, size, root);
   int64_t n = size.item<int64_t>();
   // Every rank sees root's size, so every rank fails alike.
@@ -215,9 +212,9 @@ std::string BroadcastBytes(Context& ctx, const std::string& bytes, int root, std
                 " bytes, above the limit of ", max_bytes, " bytes (seen on rank ", ctx.rank(), ")");
   at::Tensor host = at::zeros({std::max<int64_t>(n, 1)}, at::TensorOptions().dtype(at::kByte));
   if (ctx.rank() == root && n > 0) std::memcpy(host.data_ptr(), bytes.data(), bytes.size());
-  at::Tensor payload = ToGroupDevice(ctx, host);
+  at::Tensor payload = host.to(ctx.device());
   Broadcast(ctx, payload, root);
-  payload = ToHost(payload);
+  payload = payload.cpu();
   return std::string(static_cast<const char*>(payload.data_ptr()), static_cast<std::size_t>(n));
 }
 

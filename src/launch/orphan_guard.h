@@ -5,8 +5,9 @@
 // exec'd rank (and fork start's template) writes its own process-group id into the pipe between vfork and exec, so
 // no rank program runs unwatched; the launcher writes the ids of ranks forked by a template before releasing them.
 // When the pipe reaches end-of-file because the launcher died (its write end is close-on-exec, so no rank holds it),
-// the guard SIGKILLs every group it was told about and exits. A launcher that finishes normally disarms the guard first. After fork the guard makes only
-// system calls (read, killpg, close, _exit), so forking from a multi-threaded launcher is safe.
+// the guard SIGKILLs every group it was told about and exits. A launcher that finishes normally disarms the guard
+// first. After fork the guard makes only system calls (read, killpg, close, _exit), so forking from a multi-threaded
+// launcher is safe.
 #pragma once
 
 #include <sys/types.h>

@@ -90,13 +90,12 @@ void GradScaler::load_state_dict(const StateDict& state) {
 // ---------------------------------------------------------------------------------------------------------------
 // Precision
 
-Precision::Precision(const std::string& precision, c10::DeviceType device) {
+Precision::Precision(const std::string& precision, c10::DeviceType device) : device_(device) {
   if (precision == "32" || precision == "32-true") {
     name_ = "32";
   } else if (precision == "bf16-mixed") {
     name_ = precision;
     dtype_ = at::kBFloat16;
-    cuda_ = device == c10::kCUDA;
   } else if (precision == "16-mixed") {
     LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), "Trainer: precision='16-mixed' needs CUDA, which this build or "
                      "machine lacks; use precision='bf16-mixed' or '32'");
@@ -105,7 +104,6 @@ Precision::Precision(const std::string& precision, c10::DeviceType device) {
                      " (TrainerOptions::accelerator); use precision='bf16-mixed' or '32'");
     name_ = precision;
     dtype_ = at::kHalf;
-    cuda_ = true;
     scaler_ = std::make_unique<GradScaler>();
   } else {
     LAKERUN_THROW(ConfigError, "Trainer: precision must be '32', '32-true', 'bf16-mixed' or '16-mixed', got '",
@@ -118,7 +116,7 @@ Precision::~Precision() = default;
 Precision::AutocastScope::AutocastScope(const Precision& p) {
   if (!p.mixed()) return;
   active_ = true;
-  device_ = p.cuda_ ? c10::kCUDA : c10::kCPU;
+  device_ = p.device_;
   prev_enabled_ = compat::AutocastEnabled(device_);
   prev_dtype_ = compat::AutocastDtype(device_);
   compat::SetAutocastDtype(device_, p.dtype_);

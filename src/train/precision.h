@@ -92,7 +92,7 @@ class Precision {
  private:
   std::string name_;
   at::ScalarType dtype_ = at::kFloat;
-  bool cuda_ = false;
+  c10::DeviceType device_;  // where autocast runs: the Trainer's device
   std::unique_ptr<GradScaler> scaler_;
 };
 
