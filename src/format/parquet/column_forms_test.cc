@@ -62,6 +62,19 @@ Rows MakeRows(int n, int distinct, int salt) {
   return r;
 }
 
+// The rows of `a`, then those of `b`.
+Rows Concat(Rows a, const Rows& b) {
+  auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(a.strings, b.strings);
+  append(a.fixed, b.fixed);
+  append(a.s_def, b.s_def);
+  append(a.f_def, b.f_def);
+  append(a.tags, b.tags);
+  append(a.t_def, b.t_def);
+  append(a.t_rep, b.t_rep);
+  return a;
+}
+
 Schema TestSchema() {
   return Schema::FromFields(
       {Leaf("s", PhysicalType::kByteArray, Repetition::kOptional, LogicalType::String()),
@@ -359,7 +372,8 @@ TEST(ColumnDictionaryTest, ChunkMixingDictionaryAndPlainPagesFallsBackToValues) 
     options.page_version = page_version;
     options.page_bytes = 400;
     options.dictionary_page_bytes = 600;  // overflows part-way: later pages are PLAIN
-    const Rows r = MakeRows(3000, 3000, 8);
+    // Few distinct strings first (dictionary-encoded pages that pay), then distinct ones that outgrow the limit.
+    const Rows r = Concat(MakeRows(1500, 20, 8), MakeRows(1500, 3000, 9));
     WriteGroups(f, {r}, options);
     auto file = f.Open();
     const auto& encodings = file->metadata().row_groups[0].columns[0].encodings;

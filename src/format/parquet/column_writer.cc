@@ -72,12 +72,22 @@ class DictionaryBuilder {
         if (bytes_ > limit) return false;
       }
       indices_.push_back(it->second);
+      plain_bytes_ += width > 0 ? width : static_cast<int64_t>(4 + v.size());
       // Mostly distinct values (random floats, ids) gain nothing from a dictionary: give up early, as
       // parquet-mr and Arrow do, instead of hashing the whole chunk.
       const size_t seen = indices_.size();
       if (seen >= kProbeValues && seen % kProbeValues == 0 && entries_.size() * 2 > seen) return false;
     }
+    accepted_ = {static_cast<int64_t>(indices_.size()), static_cast<int64_t>(entries_.size()), bytes_, plain_bytes_};
     return true;
+  }
+  // Whether the values of the pages Add accepted take less room dictionary-encoded (the dictionary page plus
+  // bit-packed indices) than PLAIN, as parquet-mr checks before keeping a dictionary. Mostly distinct values
+  // (images, embeddings, ids) fail it: one page of them makes a dictionary as large as the page.
+  bool Pays() const {
+    const int bits = BitWidthFor(static_cast<uint64_t>(std::max<int64_t>(accepted_.entries - 1, 0)));
+    const int64_t index_bytes = (accepted_.values * bits + 7) / 8 + 1;
+    return accepted_.dictionary_bytes + index_bytes < accepted_.plain_bytes;
   }
   const std::vector<uint32_t>& indices() const { return indices_; }
   int64_t size() const { return static_cast<int64_t>(entries_.size()); }
@@ -104,7 +114,11 @@ class DictionaryBuilder {
   std::unordered_map<std::string_view, uint32_t> index_;
   std::vector<int64_t> entries_;
   std::vector<uint32_t> indices_;
-  int64_t bytes_ = 0;
+  int64_t bytes_ = 0;        // the dictionary's PLAIN size
+  int64_t plain_bytes_ = 0;  // the PLAIN size of every value added
+  struct {                   // the state after the last page Add accepted
+    int64_t values = 0, entries = 0, dictionary_bytes = 0, plain_bytes = 0;
+  } accepted_;
 };
 
 }  // namespace
@@ -213,6 +227,9 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
       if (!dict.Add(p.value_begin, p.value_end, opt.dictionary_page_bytes)) break;
       ++dict_pages;
     }
+    // A dictionary given up part-way (it outgrew dictionary_page_bytes, or the values proved mostly distinct) keeps
+    // its first pages only where it made them smaller; else the whole chunk is PLAIN.
+    if (dict_pages < pages.size() && !dict.Pays()) dict_pages = 0;
   }
 
   ColumnChunkMeta meta;

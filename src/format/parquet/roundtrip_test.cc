@@ -171,7 +171,8 @@ INSTANTIATE_TEST_SUITE_P(All, CodecTest,
 
 TEST(RoundTripTest, DictionaryFallsBackToPlainMidChunk) {
   std::vector<std::string> values;
-  for (int i = 0; i < 20000; ++i) values.push_back("value-" + std::to_string(i));
+  // 50 distinct values for 10000 rows (the dictionary pays for their pages), then distinct ones that outgrow it.
+  for (int i = 0; i < 20000; ++i) values.push_back("value-" + std::to_string(i < 10000 ? i % 50 : i));
   ColumnData data = ColumnData::ByteArrays(values);
   WriterOptions opts;
   opts.page_bytes = 4096;
@@ -183,6 +184,23 @@ TEST(RoundTripTest, DictionaryFallsBackToPlainMidChunk) {
   EXPECT_THAT(enc, ::testing::Contains(Encoding::kPlainDictionary));
   EXPECT_THAT(enc, ::testing::Contains(Encoding::kPlain));
   EXPECT_TRUE(file->metadata().row_groups[0].columns[0].dictionary_page_offset.has_value());
+  EXPECT_TRUE(SameColumn(data, file->ReadColumnChunk(0, 0)));
+}
+
+// Distinct 784-byte values (images) in pages smaller than the dictionary limit: the first three pages fit in the
+// dictionary, which would only double them. It is dropped, and every page is PLAIN.
+TEST(RoundTripTest, DictionaryThatDoesNotPayIsDropped) {
+  constexpr int kRows = 3000, kWidth = 784;
+  std::vector<uint8_t> bytes(static_cast<size_t>(kRows) * kWidth);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+  ColumnData data = ColumnData::FromRaw(PhysicalType::kFixedLenByteArray, kWidth, bytes.data(), kRows);
+  MemFile f;
+  f.Write(Schema::FromFields({Leaf("image", PhysicalType::kFixedLenByteArray, Repetition::kRequired, {}, kWidth)}),
+          {data}, WriterOptions{.page_bytes = 256 << 10});
+  auto file = f.Open();
+  const ColumnChunkMeta& chunk = file->metadata().row_groups[0].columns[0];
+  EXPECT_THAT(chunk.encodings, ::testing::ElementsAre(Encoding::kPlain));
+  EXPECT_FALSE(chunk.dictionary_page_offset.has_value());
   EXPECT_TRUE(SameColumn(data, file->ReadColumnChunk(0, 0)));
 }
 

@@ -36,8 +36,10 @@ struct WriterOptions {
   int64_t row_group_bytes = 128ll << 20;
   /// Target uncompressed size of a data page (values + levels). Pages end on row boundaries.
   int64_t page_bytes = 1 << 20;
-  /// Dictionary-encode columns (except BOOLEAN) until the dictionary grows past dictionary_page_bytes; the rest of
-  /// the chunk then falls back to the column's encoding.
+  /// Dictionary-encode columns (except BOOLEAN) until the dictionary grows past dictionary_page_bytes, or its first
+  /// 4096 values prove mostly distinct; the rest of the chunk then falls back to the column's encoding. The pages
+  /// already encoded keep their dictionary only when it made them smaller than PLAIN (as parquet-mr decides):
+  /// columns of distinct values, such as images, are written PLAIN throughout.
   bool dictionary = true;
   int64_t dictionary_page_bytes = 1 << 20;
   /// Value encoding per dotted column path (PLAIN, RLE for BOOLEAN, DELTA_BINARY_PACKED for INT32/INT64,
