@@ -89,6 +89,13 @@ class ScratchDir {
   std::string path_;
 };
 
+bool AllOnCpu(const std::vector<std::pair<std::string, at::Tensor>>& named) {
+  for (const auto& item : named) {
+    if (item.second.defined() && !item.second.device().is_cpu()) return false;
+  }
+  return true;
+}
+
 template <typename M>
 std::optional<ModelVersion> LogAny(Tracker& tracker, Run& run, const M& module, const LogModelOptions& options) {
   if (!run.active()) return std::nullopt;
@@ -104,6 +111,25 @@ std::optional<ModelVersion> LogAny(Tracker& tracker, Run& run, const M& module, 
 
 }  // namespace
 
+void SaveModuleOnCpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
+  // torch::nn::Module::save's layout (parameters, buffers, then a sub-archive per serializable child), with every
+  // tensor copied to the CPU and keeping its requires_grad flag.
+  auto on_cpu = [](const at::Tensor& t) {
+    if (!t.defined()) return t;
+    return t.detach().cpu().set_requires_grad(t.requires_grad());
+  };
+  for (const auto& item : module.named_parameters(/*recurse=*/false)) archive.write(item.key(), on_cpu(item.value()));
+  for (const auto& item : module.named_buffers(/*recurse=*/false)) {
+    archive.write(item.key(), on_cpu(item.value()), /*is_buffer=*/true);
+  }
+  for (const auto& child : module.named_children()) {
+    if (!child.value()->is_serializable()) continue;
+    torch::serialize::OutputArchive child_archive(archive.compilation_unit());
+    SaveModuleOnCpu(*child.value(), child_archive);
+    archive.write(child.key(), child_archive);
+  }
+}
+
 void SaveModel(const torch::nn::Module& module, const std::string& dir, const std::string& run_id) {
   FileSystem& fs = LocalFileSystem();
   fs.CreateDirs(JoinPath(dir, "data"));
@@ -113,7 +139,12 @@ void SaveModel(const torch::nn::Module& module, const std::string& dir, const st
   MLmodelSpec spec = Spec(run_id, false);
   int64_t size = WriteWeights(named, JoinPath(dir, spec.safetensors_path));
   torch::serialize::OutputArchive archive;
-  module.save(archive);
+  // A model trained on a GPU is saved from CPU copies, so that torch::load reads it on any machine.
+  if (AllOnCpu(named)) {
+    module.save(archive);
+  } else {
+    SaveModuleOnCpu(module, archive);
+  }
   archive.save_to(JoinPath(dir, spec.archive_path));
   size += SizeOf(JoinPath(dir, spec.archive_path));
   spec.model_size_bytes = size;
@@ -128,7 +159,14 @@ void SaveModel(const torch::jit::Module& module, const std::string& dir, const s
   for (const auto& item : module.named_buffers(/*recurse=*/true)) named.emplace_back(item.name, item.value);
   MLmodelSpec spec = Spec(run_id, true);
   int64_t size = WriteWeights(named, JoinPath(dir, spec.safetensors_path));
-  module.save(JoinPath(dir, "data/model.pth"));
+  // A model on a GPU is saved from a CPU copy, so that torch::jit::load and mlflow.pytorch read it anywhere.
+  if (AllOnCpu(named)) {
+    module.save(JoinPath(dir, "data/model.pth"));
+  } else {
+    torch::jit::Module copy = module.deepcopy();
+    copy.to(at::kCPU);
+    copy.save(JoinPath(dir, "data/model.pth"));
+  }
   size += SizeOf(JoinPath(dir, "data/model.pth"));
   spec.model_size_bytes = size;
   WriteModelMetadataFiles(fs, dir, spec);

@@ -22,6 +22,7 @@ struct NetImpl : torch::nn::Module {
     fc = register_module("fc", torch::nn::Linear(4, 3));
     bn = register_module("bn", torch::nn::BatchNorm1d(3));
   }
+  torch::Tensor forward(const torch::Tensor& x) { return bn->forward(fc->forward(x)); }
   torch::nn::Linear fc{nullptr};
   torch::nn::BatchNorm1d bn{nullptr};
 };
@@ -64,6 +65,60 @@ TEST(TorchModelTest, SavesSafetensorsAndALibtorchArchive) {
   const std::string mlmodel = LocalFileSystem().ReadFile(dir.Join("model/MLmodel"));
   EXPECT_NE(mlmodel.find("run_id: run1\n"), std::string::npos);
   EXPECT_EQ(mlmodel.find("pytorch:"), std::string::npos);
+}
+
+// A tensor of an archive by its dotted name ("fc.weight"): as stored, with its requires_grad flag.
+at::Tensor ReadArchived(const std::string& path, const std::string& dotted) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  std::string rest = dotted;
+  for (size_t dot; (dot = rest.find('.')) != std::string::npos; rest = rest.substr(dot + 1)) {
+    torch::serialize::InputArchive child;
+    archive.read(rest.substr(0, dot), child);
+    archive = std::move(child);
+  }
+  at::Tensor t;
+  archive.read(rest, t);
+  return t;
+}
+
+// The archive SaveModel writes for a module on a GPU holds what Module::save writes (checked here on the CPU): every
+// parameter and buffer, with its requires_grad flag, and it loads back into the module.
+TEST(TorchModelTest, CpuCopyArchiveHoldsWhatTheModulesOwnArchiveHolds) {
+  lakerun::testing::TempDir dir;
+  torch::manual_seed(1);
+  Net net;
+  net->fc->bias.set_requires_grad(false);
+  net->train();
+  net->forward(torch::randn({5, 4}));  // moves the batch norm's running statistics and counter off their defaults
+  torch::serialize::OutputArchive own, copied;
+  net->save(own);
+  SaveModuleOnCpu(*net, copied);
+  own.save_to(dir.Join("own.pt"));
+  copied.save_to(dir.Join("copied.pt"));
+
+  auto expect_same = [&](const std::string& name, const at::Tensor& want) {
+    const at::Tensor mine = ReadArchived(dir.Join("copied.pt"), name);
+    const at::Tensor theirs = ReadArchived(dir.Join("own.pt"), name);
+    EXPECT_TRUE(torch::equal(mine, want)) << name;
+    EXPECT_TRUE(torch::equal(theirs, want)) << name;
+    EXPECT_EQ(mine.requires_grad(), want.requires_grad()) << name;
+    EXPECT_EQ(mine.requires_grad(), theirs.requires_grad()) << name;
+  };
+  for (const auto& item : net->named_parameters()) expect_same(item.key(), item.value());
+  for (const auto& item : net->named_buffers()) expect_same(item.key(), item.value());
+  EXPECT_FALSE(ReadArchived(dir.Join("copied.pt"), "fc.bias").requires_grad());
+
+  Net loaded;
+  torch::serialize::InputArchive archive;
+  archive.load_from(dir.Join("copied.pt"));
+  loaded->load(archive);
+  for (const auto& item : net->named_parameters()) {
+    EXPECT_TRUE(torch::equal(loaded->named_parameters()[item.key()], item.value())) << item.key();
+  }
+  for (const auto& item : net->named_buffers()) {
+    EXPECT_TRUE(torch::equal(loaded->named_buffers()[item.key()], item.value())) << item.key();
+  }
 }
 
 TEST(TorchModelTest, TorchScriptModelsGetThePytorchFlavor) {

@@ -8,7 +8,8 @@
 // The model directory (see mlmodel.h) holds the weights as safetensors (parameters and buffers by their dotted
 // names), the libtorch archive (torch::serialize of the module, or the TorchScript archive), and an MLmodel whose
 // `lakerun` flavor names both. A TorchScript module is also saved as data/model.pth under the `pytorch` and
-// `python_function` flavors, which mlflow.pytorch.load_model and mlflow.pyfunc load.
+// `python_function` flavors, which mlflow.pytorch.load_model and mlflow.pyfunc load. Every file holds CPU tensors,
+// whatever device the module is on, so a model trained on a GPU loads on any machine.
 #pragma once
 
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include <torch/csrc/api/include/torch/nn/module.h>
 #include <torch/csrc/jit/api/module.h>
+#include <torch/serialize/output-archive.h>
 
 #include "lakerun/track/run.h"
 #include "lakerun/track/tracker.h"
@@ -32,6 +34,11 @@ struct LogModelOptions {
 /// Writes the model directory for `module` into `dir` (created). `run_id` goes into MLmodel.
 void SaveModel(const torch::nn::Module& module, const std::string& dir, const std::string& run_id = "");
 void SaveModel(const torch::jit::Module& module, const std::string& dir, const std::string& run_id = "");
+
+/// Writes `module` into `archive` as torch::nn::Module::save does, from CPU copies of its tensors: the archive loads
+/// with torch::load on a machine without the device the module lives on. SaveModel uses it for modules not on the
+/// CPU.
+void SaveModuleOnCpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive);
 
 /// Saves to a temporary directory, logs it under `options.artifact_path`, waits until it is stored (Flush), and
 /// registers it when asked. Returns the new model version, if any. No-op (std::nullopt) on an inactive run.
