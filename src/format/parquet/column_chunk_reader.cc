@@ -165,11 +165,15 @@ class ChunkDecoder {
         if (!read_any) out_.set_first_row(first);
         read_any = true;
       }
-      if (spec_.verify_crc && h.crc) {
-        uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
-                                                   static_cast<uInt>(body.size())));
-        if (crc != static_cast<uint32_t>(*h.crc)) ctx_.Fail("page CRC mismatch");
+      if (ranged && type == PageType::kDictionaryPage) {
+        // A row range may hold no dictionary-encoded page (the chunk fell back to PLAIN before it, or the range
+        // lies in the PLAIN part): the dictionary is checked and decoded when the range's first such page needs it.
+        if (deferred_dictionary_) ctx_.Fail("a second dictionary page in one column chunk");
+        if (slots_ > 0) ctx_.Fail("dictionary page after data pages");
+        deferred_dictionary_ = DeferredPage{h, body, ctx_.page_offset};
+        continue;
       }
+      CheckCrc(h, body);
       switch (static_cast<PageType>(h.type)) {
         case PageType::kDictionaryPage: ReadDictionaryPage(h, body); break;
         case PageType::kDataPage: ReadDataPageV1(h, body); break;
@@ -229,10 +233,29 @@ class ChunkDecoder {
     return views_ ? StablePage(input, size, compressed) : Decompressed(input, size, compressed);
   }
 
-  void ReadDictionaryPage(const PageHeader& h, std::string_view body) {
+  void CheckCrc(const PageHeader& h, std::string_view body) {
+    if (!spec_.verify_crc || !h.crc) return;
+    const auto crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
+                                                 static_cast<uInt>(body.size())));
+    if (crc != static_cast<uint32_t>(*h.crc)) ctx_.Fail("page CRC mismatch");
+  }
+
+  // Decodes the dictionary page a row range deferred (Run), before the data page that needs it is decompressed:
+  // that page may use the same scratch. Errors name the dictionary page's offset.
+  void LoadDeferredDictionary() {
+    const DeferredPage page = *deferred_dictionary_;
+    const uint64_t data_page_offset = ctx_.page_offset;
+    ctx_.page_offset = page.offset;
+    CheckCrc(page.header, page.body);
+    ReadDictionaryPage(page.header, page.body, /*deferred=*/true);
+    ctx_.page_offset = data_page_offset;
+  }
+
+  // `deferred`: read after data pages a row range skipped (Run checked its place in the chunk).
+  void ReadDictionaryPage(const PageHeader& h, std::string_view body, bool deferred = false) {
     if (!h.has_data_header) ctx_.Fail("dictionary page without its dictionary_page_header");
     if (have_dictionary_) ctx_.Fail("a second dictionary page in one column chunk");
-    if (slots_ > 0) ctx_.Fail("dictionary page after data pages");
+    if (slots_ > 0 && !deferred) ctx_.Fail("dictionary page after data pages");
     if (h.encoding != static_cast<int32_t>(Encoding::kPlain) &&
         h.encoding != static_cast<int32_t>(Encoding::kPlainDictionary)) {
       ctx_.Fail(StrCat("dictionary page encoding ", ToString(static_cast<Encoding>(h.encoding)),
@@ -388,6 +411,7 @@ class ChunkDecoder {
 
   void ReadDataPageV1(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("data page without its data_page_header");
+    if (deferred_dictionary_ && !have_dictionary_ && IsDictionaryEncoding(h.encoding)) LoadDeferredDictionary();
     const int64_t n = h.num_values;
     CheckPageCount(n, h.uncompressed_page_size);
     if (TryDirectPlain(h.encoding, body, static_cast<size_t>(h.uncompressed_page_size), true, n)) {
@@ -404,6 +428,7 @@ class ChunkDecoder {
 
   void ReadDataPageV2(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("data page v2 without its data_page_header_v2");
+    if (deferred_dictionary_ && !have_dictionary_ && IsDictionaryEncoding(h.encoding)) LoadDeferredDictionary();
     const int64_t n = h.num_values;
     CheckPageCount(n, h.uncompressed_page_size);
     if (h.repetition_levels_byte_length < 0 || h.definition_levels_byte_length < 0 ||
@@ -447,6 +472,12 @@ class ChunkDecoder {
   PageMemory memory_;
   std::shared_ptr<ColumnData> dictionary_;
   bool have_dictionary_ = false;
+  struct DeferredPage {
+    PageHeader header;
+    std::string_view body;
+    uint64_t offset;
+  };
+  std::optional<DeferredPage> deferred_dictionary_;  // a row range's dictionary page, not decoded yet
   bool dict_form_ = false;  // out_ holds dictionary indices so far
   int64_t slots_ = 0;
 };

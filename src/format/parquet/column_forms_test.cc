@@ -391,6 +391,47 @@ TEST(ColumnDictionaryTest, ChunkMixingDictionaryAndPlainPagesFallsBackToValues) 
   }
 }
 
+// A row range decodes the chunk's dictionary page only when one of its pages is dictionary-encoded: a range in the
+// PLAIN part reads nothing of it (shown by a damaged dictionary page), a range in the dictionary part still checks it.
+TEST(ColumnDictionaryTest, RowRangeDecodesTheDictionaryOnlyWhenItNeedsIt) {
+  for (int page_version : {1, 2}) {
+    SCOPED_TRACE(page_version);
+    MemFile f;
+    WriterOptions options;
+    options.page_version = page_version;
+    options.page_bytes = 400;
+    options.dictionary_page_bytes = 600;
+    options.page_checksums = true;
+    const Rows r = Concat(MakeRows(1500, 20, 8), MakeRows(1500, 3000, 9));
+    WriteGroups(f, {r}, options);
+    const ColumnData whole = f.Open()->ReadColumnChunk(0, 0);
+    const ColumnChunkMeta meta = f.Open()->metadata().row_groups[0].columns[0];
+    ASSERT_TRUE(meta.dictionary_page_offset.has_value());
+    std::string bytes = f.Bytes();
+    bytes[static_cast<size_t>(meta.data_page_offset) - 1] ^= 0x5a;  // the dictionary page's last byte
+    f.SetBytes(bytes);
+    ReaderOptions reader;
+    reader.verify_crc = true;
+    auto file = ParquetFile::Open(*f.fs, f.path, reader);
+    const auto rows = static_cast<int64_t>(r.s_def.size());
+    for (bool views : {false, true}) {
+      ColumnReadOptions o;
+      o.byte_views = views;
+      o.row_begin = rows - 100;  // distinct strings: PLAIN pages
+      o.row_end = rows;
+      const ColumnData tail = file->ReadColumnChunk(0, 0, o);
+      const auto want = Slots(whole), got = Slots(tail);
+      for (int64_t row = o.row_begin; row < rows; ++row) {
+        ASSERT_EQ(got[static_cast<size_t>(row - tail.first_row())], want[static_cast<size_t>(row)]) << row;
+      }
+      o.row_begin = 0;  // the first rows: dictionary-encoded
+      o.row_end = 10;
+      EXPECT_THROW_WITH(file->ReadColumnChunk(0, 0, o), CorruptDataError, "page CRC mismatch");
+    }
+    EXPECT_THROW_WITH(file->ReadColumnChunk(0, 0), CorruptDataError, "page CRC mismatch");
+  }
+}
+
 TEST(ColumnViewsTest, FixedWidthTypesIgnoreTheOptionsAndSpacedRefusesViews) {
   MemFile f;
   f.Write(Schema::FromFields({Leaf("x", PhysicalType::kInt64), Leaf("b", PhysicalType::kByteArray)}),
