@@ -194,9 +194,11 @@ TEST(RoundTripTest, DictionaryThatDoesNotPayIsDropped) {
   std::vector<uint8_t> bytes(static_cast<size_t>(kRows) * kWidth);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
   ColumnData data = ColumnData::FromRaw(PhysicalType::kFixedLenByteArray, kWidth, bytes.data(), kRows);
+  WriterOptions options;
+  options.page_bytes = 256 << 10;
   MemFile f;
   f.Write(Schema::FromFields({Leaf("image", PhysicalType::kFixedLenByteArray, Repetition::kRequired, {}, kWidth)}),
-          {data}, WriterOptions{.page_bytes = 256 << 10});
+          {data}, options);
   auto file = f.Open();
   const ColumnChunkMeta& chunk = file->metadata().row_groups[0].columns[0];
   EXPECT_THAT(chunk.encodings, ::testing::ElementsAre(Encoding::kPlain));
