@@ -364,17 +364,24 @@ TEST(ColumnDictionaryTest, AllDictionaryChunkKeepsIndicesAndTheDictionary) {
   }
 }
 
+// One row group whose "s" chunk mixes dictionary and PLAIN pages: few distinct strings first (dictionary-encoded
+// pages that pay), then distinct ones that outgrow the dictionary's limit. Returns the rows.
+Rows WriteMixedDictionaryChunk(MemFile& f, int page_version, bool page_checksums) {
+  WriterOptions options;
+  options.page_version = page_version;
+  options.page_bytes = 400;
+  options.dictionary_page_bytes = 600;
+  options.page_checksums = page_checksums;
+  Rows r = Concat(MakeRows(1500, 20, 8), MakeRows(1500, 3000, 9));
+  WriteGroups(f, {r}, options);
+  return r;
+}
+
 TEST(ColumnDictionaryTest, ChunkMixingDictionaryAndPlainPagesFallsBackToValues) {
   for (int page_version : {1, 2}) {
     SCOPED_TRACE(page_version);
     MemFile f;
-    WriterOptions options;
-    options.page_version = page_version;
-    options.page_bytes = 400;
-    options.dictionary_page_bytes = 600;  // overflows part-way: later pages are PLAIN
-    // Few distinct strings first (dictionary-encoded pages that pay), then distinct ones that outgrow the limit.
-    const Rows r = Concat(MakeRows(1500, 20, 8), MakeRows(1500, 3000, 9));
-    WriteGroups(f, {r}, options);
+    const Rows r = WriteMixedDictionaryChunk(f, page_version, /*page_checksums=*/false);
     auto file = f.Open();
     const auto& encodings = file->metadata().row_groups[0].columns[0].encodings;
     auto has = [&](Encoding e) { return std::find(encodings.begin(), encodings.end(), e) != encodings.end(); };
@@ -397,13 +404,7 @@ TEST(ColumnDictionaryTest, RowRangeDecodesTheDictionaryOnlyWhenItNeedsIt) {
   for (int page_version : {1, 2}) {
     SCOPED_TRACE(page_version);
     MemFile f;
-    WriterOptions options;
-    options.page_version = page_version;
-    options.page_bytes = 400;
-    options.dictionary_page_bytes = 600;
-    options.page_checksums = true;
-    const Rows r = Concat(MakeRows(1500, 20, 8), MakeRows(1500, 3000, 9));
-    WriteGroups(f, {r}, options);
+    const Rows r = WriteMixedDictionaryChunk(f, page_version, /*page_checksums=*/true);
     const ColumnData whole = f.Open()->ReadColumnChunk(0, 0);
     const ColumnChunkMeta meta = f.Open()->metadata().row_groups[0].columns[0];
     ASSERT_TRUE(meta.dictionary_page_offset.has_value());
