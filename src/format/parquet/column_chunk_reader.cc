@@ -174,6 +174,10 @@ class ChunkDecoder {
         continue;
       }
       CheckCrc(h, body);
+      if (deferred_dictionary_ && !have_dictionary_ && IsDictionaryEncoding(h.encoding) &&
+          (type == PageType::kDataPage || type == PageType::kDataPageV2)) {
+        LoadDeferredDictionary();  // before the data page is decompressed: both may use the same scratch
+      }
       switch (static_cast<PageType>(h.type)) {
         case PageType::kDictionaryPage: ReadDictionaryPage(h, body); break;
         case PageType::kDataPage: ReadDataPageV1(h, body); break;
@@ -240,8 +244,8 @@ class ChunkDecoder {
     if (crc != static_cast<uint32_t>(*h.crc)) ctx_.Fail("page CRC mismatch");
   }
 
-  // Decodes the dictionary page a row range deferred (Run), before the data page that needs it is decompressed:
-  // that page may use the same scratch. Errors name the dictionary page's offset.
+  // Decodes the dictionary page a row range deferred (Run) for the first data page that needs it. Errors name the
+  // dictionary page's offset.
   void LoadDeferredDictionary() {
     const DeferredPage page = *deferred_dictionary_;
     const uint64_t data_page_offset = ctx_.page_offset;
@@ -411,7 +415,6 @@ class ChunkDecoder {
 
   void ReadDataPageV1(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("data page without its data_page_header");
-    if (deferred_dictionary_ && !have_dictionary_ && IsDictionaryEncoding(h.encoding)) LoadDeferredDictionary();
     const int64_t n = h.num_values;
     CheckPageCount(n, h.uncompressed_page_size);
     if (TryDirectPlain(h.encoding, body, static_cast<size_t>(h.uncompressed_page_size), true, n)) {
@@ -428,7 +431,6 @@ class ChunkDecoder {
 
   void ReadDataPageV2(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("data page v2 without its data_page_header_v2");
-    if (deferred_dictionary_ && !have_dictionary_ && IsDictionaryEncoding(h.encoding)) LoadDeferredDictionary();
     const int64_t n = h.num_values;
     CheckPageCount(n, h.uncompressed_page_size);
     if (h.repetition_levels_byte_length < 0 || h.definition_levels_byte_length < 0 ||
