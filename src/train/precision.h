@@ -86,6 +86,7 @@ class Precision {
 
   const std::string& name() const { return name_; }
   bool mixed() const { return name_ != "32"; }
+  c10::DeviceType device() const { return device_; }
   /// The scaler ("16-mixed" only), nullptr otherwise.
   GradScaler* scaler() const { return scaler_.get(); }
 

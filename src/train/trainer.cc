@@ -34,6 +34,13 @@ c10::Device ResolveAndMove(Module& module, const TrainerOptions& options) {
   return device;
 }
 
+// Autocast runs where the module does. The Trainer's constructor made its Precision for the device it could guess
+// before the process group was known; Validate and Test make it again when the module went elsewhere (a CUDA machine
+// whose ranks share a Gloo group), instead of switching autocast on for a device nothing runs on.
+void KeepPrecisionOn(std::unique_ptr<Precision>& precision, const std::string& name, c10::Device device) {
+  if (precision->device() != device.type()) precision = std::make_unique<Precision>(name, device.type());
+}
+
 int64_t InferBatchSize(const Batch& batch) {
   if (batch.sample_ids.defined()) return batch.sample_ids.size(0);
   for (const auto& [name, t] : batch.tensors) {
@@ -177,6 +184,7 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string&
   Impl& im = *impl_;
   const c10::Device device = ResolveAndMove(module, options_);
   module.device_ = device;
+  KeepPrecisionOn(im.precision, options_.precision, device);
   im.LoadWeightsFor(*this, module, ckpt_path, "Validate");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   im.module = &module;
@@ -210,6 +218,7 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
   Impl& im = *impl_;
   const c10::Device device = ResolveAndMove(module, options_);
   module.device_ = device;
+  KeepPrecisionOn(im.precision, options_.precision, device);
   im.LoadWeightsFor(*this, module, ckpt_path, "Test");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   state_.fn = TrainerFn::kTesting;
