@@ -23,7 +23,10 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #ifdef USE_C10D_NCCL
+#include <ATen/cuda/CUDAContext.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+
+#include <cstdio>
 #endif
 
 #include <chrono>
@@ -87,6 +90,16 @@ inline BackendPtr MakeNcclBackend(StorePtr store, int rank, int world_size, std:
   auto options = ::c10d::ProcessGroupNCCL::Options::create();
   options->timeout = timeout;
   return c10::make_intrusive<::c10d::ProcessGroupNCCL>(std::move(store), rank, world_size, options);
+}
+
+/// The PCI address of CUDA device `index` ("0000:3c:00.0"), the same on every process of the host whatever its
+/// CUDA_VISIBLE_DEVICES (which renumbers devices).
+inline std::string CudaPciAddress(c10::DeviceIndex index) {
+  const cudaDeviceProp* p = at::cuda::getDeviceProperties(index);
+  char address[32];
+  std::snprintf(address, sizeof address, "%04x:%02x:%02x.0", static_cast<unsigned>(p->pciDomainID),
+                static_cast<unsigned>(p->pciBusID), static_cast<unsigned>(p->pciDeviceID));
+  return address;
 }
 #endif
 

@@ -4,6 +4,10 @@
 
 #include <ATen/ATen.h>
 
+#ifdef USE_C10D_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <future>
@@ -123,7 +127,12 @@ TEST(InitSingleProcessTest, WithoutALauncherInitIsOneRankAndIdempotent) {
   EXPECT_EQ(ctx.world_size(), 1);
   EXPECT_EQ(ctx.launcher(), Launcher::kNone);
   EXPECT_EQ(ctx.backend(), "none");
+#ifdef USE_C10D_NCCL
+  // Backend 'auto' with a GPU: no group at world size 1, but this rank's tensors belong on its GPU.
+  EXPECT_EQ(ctx.device().is_cuda(), c10::cuda::device_count() > 0);
+#else
   EXPECT_TRUE(ctx.device().is_cpu());
+#endif
   EXPECT_EQ(AllReduceDouble(ctx, 2.5, ReduceOp::kMean), 2.5);
   Shutdown();
   EXPECT_FALSE(IsInitialized());

@@ -7,10 +7,12 @@
 
 #include "dist/cuda_device.h"
 #include "dist/gloo_device.h"
+#include "dist/gpu_sharing.h"
 #include "dist/rendezvous.h"
 
 #ifdef USE_C10D_NCCL
 #include <c10/cuda/CUDAFunctions.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #endif
@@ -80,6 +82,13 @@ c10::Device UseRankDevice(const RankEnv& env, const InitOptions& options) {
   if (options.set_cuda_device) c10::cuda::set_device(index);
   return c10::Device(c10::kCUDA, index);
 }
+
+// "0000:3c:00.0 of host n1": unique across the job (PublishRankGpu).
+std::string GpuIdentity(c10::Device device) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return compat::CudaPciAddress(device.index()) + " of host " + (host[0] != '\0' ? host : "?");
+}
 #endif
 
 }  // namespace
@@ -103,8 +112,36 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
                                            : env.master_addr + ":" + std::to_string(env.master_port);
   impl->backend_name = ResolveBackend(options.backend, env.local_rank);
   bool hosts_store = !env.use_agent_store && env.rank == 0 && !env.master_addr.empty();
+#ifdef USE_C10D_NCCL
+  c10::Device gpu(c10::kCPU);
+  if (impl->backend_name == "nccl") {
+    gpu = UseRankDevice(env, options);
+    PublishRankGpu(*store, env.rank, GpuIdentity(gpu));
+  }
+#endif
   WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint, hosts_store);
   impl->timeline.peers_arrived_ns = RealtimeNs();
+#ifdef USE_C10D_NCCL
+  if (impl->backend_name == "nccl") {
+    // Every rank reads the same verdict, so all take the same branch.
+    const std::string shared = SharedGpuVerdict(*store);
+    if (shared.empty()) {
+      impl->device = gpu;
+    } else {
+      const std::string why = StrCat("NCCL needs a GPU of its own for every rank, but ", shared);
+      LAKERUN_CHECK_AS(ConfigError, options.backend == "auto", "rank ", env.rank, " of ", env.world_size,
+                       ": InitOptions::backend='nccl': ", why,
+                       "; start at most one rank per GPU (`lakerun launch --use-gpu` caps -n at the GPUs visible), "
+                       "or use backend 'gloo'");
+      if (env.rank == 0) {
+        LAKERUN_LOG(Warning) << why << "; backend 'auto' uses Gloo on the CPU instead. Start at most one rank per "
+                             << "GPU for NCCL (`lakerun launch --use-gpu` caps -n at the GPUs visible), or set "
+                             << "backend 'gloo' to keep this choice without the warning.";
+      }
+      impl->backend_name = "gloo";
+    }
+  }
+#endif
   // The backend's own keys live apart from lakerun's rendezvous keys.
   compat::StorePtr pg_store = compat::MakePrefixStore("lakerun/pg/0", store);
   try {
@@ -114,7 +151,6 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
       impl->backend = compat::MakeGlooBackend(pg_store, env.rank, env.world_size, choice.devices, options.timeout);
     } else {
 #ifdef USE_C10D_NCCL
-      impl->device = UseRankDevice(env, options);
       impl->backend = compat::MakeNcclBackend(pg_store, env.rank, env.world_size, options.timeout);
 #endif
     }

@@ -1,7 +1,8 @@
 // dist_init_probe: joins the job its environment describes (lakerun::dist::Init), all-reduces rank + 1 and prints
 //   probe launcher=<name> rank=<r> world=<w> local=<l>/<lw> sum=<s>
+//   probe backend=<gloo|nccl|none> device=<cpu|cuda:i>
 // Exit codes: 0 success, 3 CommTimeout, 4 other lakerun::Error, 5 anything else. Used by dist_init_test.
-// LAKERUN_PROBE_TIMEOUT_MS bounds every wait (default 20000).
+// LAKERUN_PROBE_TIMEOUT_MS bounds every wait (default 20000); LAKERUN_PROBE_BACKEND sets InitOptions::backend.
 // LAKERUN_PROBE_DDP_STEPS=N then trains a small model with DistributedDataParallel for N steps and prints
 //   ddp transport=<GradientTransport()> checksum=<sum of the parameters>
 // (LAKERUN_PROBE_DDP_SHM=0 turns shared memory off); LAKERUN_PROBE_EXIT_RANK=r makes rank r _exit(7) just before the
@@ -56,11 +57,13 @@ int main() {
     lakerun::dist::InitOptions options;
     const char* timeout = std::getenv("LAKERUN_PROBE_TIMEOUT_MS");
     options.timeout = std::chrono::milliseconds(timeout ? std::atol(timeout) : 20000);
+    if (const char* backend = std::getenv("LAKERUN_PROBE_BACKEND")) options.backend = backend;
     lakerun::dist::Context& ctx = lakerun::dist::Init(options);
     int64_t sum = lakerun::dist::AllReduceInt64(ctx, ctx.rank() + 1);
     std::printf("probe launcher=%s rank=%d world=%d local=%d/%d sum=%lld\n", LauncherName(ctx.launcher()),
                 ctx.rank(), ctx.world_size(), ctx.local_rank(), ctx.local_world_size(),
                 static_cast<long long>(sum));
+    std::printf("probe backend=%s device=%s\n", ctx.backend().c_str(), ctx.device().str().c_str());
     std::fflush(stdout);
     if (int steps = EnvInt("LAKERUN_PROBE_DDP_STEPS", 0); steps > 0) TrainWithDdp(ctx, steps);
     lakerun::dist::Barrier(ctx);

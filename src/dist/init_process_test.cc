@@ -14,6 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef USE_C10D_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -143,6 +147,43 @@ TEST(InitProcessTest, TorchrunEnvRankZeroHostsTheStore) {
     EXPECT_EQ(r[i].code, 0) << r[i].output;
     EXPECT_THAT(r[i].output, ::testing::HasSubstr("probe launcher=torchrun rank=" + std::to_string(i) +
                                                   " world=3 local=" + std::to_string(i) + "/3 sum=6"));
+  }
+}
+
+TEST(InitProcessTest, RanksSharingOneGpuUseGlooUnderAutoAndFailClearlyUnderNccl) {
+#ifdef USE_C10D_NCCL
+  if (c10::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+#else
+  GTEST_SKIP() << "this libtorch was built without NCCL";
+#endif
+  // NCCL itself would fail at the first collective ("Duplicate GPU detected"); both ranks see only GPU 0.
+  for (const char* backend : {"auto", "nccl"}) {
+    SCOPED_TRACE(backend);
+    int port = lakerun::testing::FreeLoopbackPort();
+    std::vector<Env> envs = {Torchrun(0, 2, port), Torchrun(1, 2, port)};
+    for (Env& e : envs) {
+      e["CUDA_VISIBLE_DEVICES"] = "0";
+      e["LAKERUN_PROBE_BACKEND"] = backend;
+    }
+    std::vector<Result> r = RunProbes(envs);
+    for (int i = 0; i < 2; ++i) {
+      if (std::string(backend) == "auto") {
+        EXPECT_EQ(r[i].code, 0) << r[i].output;
+        EXPECT_THAT(r[i].output, ::testing::HasSubstr("sum=3"));
+        EXPECT_THAT(r[i].output, ::testing::HasSubstr("probe backend=gloo device=cpu"));
+      } else {
+        EXPECT_EQ(r[i].code, 4) << r[i].output;
+        EXPECT_THAT(r[i].output, ::testing::HasSubstr("rank " + std::to_string(i) + " of 2: InitOptions::backend="
+                                                      "'nccl': NCCL needs a GPU of its own for every rank, but ranks "));
+        EXPECT_THAT(r[i].output, ::testing::HasSubstr("both use GPU "));
+        EXPECT_THAT(r[i].output, ::testing::HasSubstr("--use-gpu"));
+      }
+    }
+    if (std::string(backend) == "auto") {
+      // Rank 0 alone says why NCCL was not used.
+      EXPECT_THAT(r[0].output, ::testing::HasSubstr("backend 'auto' uses Gloo on the CPU instead"));
+      EXPECT_THAT(r[1].output, ::testing::Not(::testing::HasSubstr("uses Gloo on the CPU instead")));
+    }
   }
 }
 
