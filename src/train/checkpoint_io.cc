@@ -1,5 +1,6 @@
 // The Trainer's checkpoint: a torch::serialize archive (docs/trainer.md, "Checkpoint format").
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -16,6 +17,23 @@ namespace lakerun::train {
 namespace {
 
 constexpr const char* kFormatVersion = "lakerun-train-checkpoint-1";
+
+// The generator that random ops on `device` draw from (dropout on a GPU uses its device's, not the CPU's).
+at::Generator DefaultGenerator(c10::Device device) {
+  return device.is_cpu() ? at::detail::getDefaultCPUGenerator() : at::globalContext().defaultGenerator(device);
+}
+
+at::Tensor GeneratorState(c10::Device device) {
+  at::Generator gen = DefaultGenerator(device);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void SetGeneratorState(c10::Device device, const at::Tensor& state) {
+  at::Generator gen = DefaultGenerator(device);  // a handle sharing the default generator
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state.cpu());  // the archive loaded it onto the module's device
+}
 
 int64_t ReadInt(torch::serialize::InputArchive& ar, const std::string& key, const std::string& path) {
   c10::IValue v;
@@ -83,7 +101,9 @@ std::string Trainer::Impl::DumpCheckpoint(const Trainer& t) const {
   StateDict loader;
   for (const auto& [k, v] : loader_state) loader.Set(k, v);
   ar.write("loader", c10::IValue(loader.Encode()));
-  ar.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  ar.write("rng_state", GeneratorState(c10::Device(c10::kCPU)));
+  const c10::Device device = module->device();
+  if (device.is_cuda()) ar.write("cuda_rng_state", GeneratorState(device));
   std::ostringstream out;
   ar.save_to(out);
   return out.str();
@@ -181,11 +201,11 @@ void Trainer::Impl::LoadCheckpoint(Trainer& t, const std::string& resolved, int6
   }
   at::Tensor rng;
   ar.read("rng_state", rng);
-  at::Generator gen = at::detail::getDefaultCPUGenerator();  // a handle sharing the default generator
-  {
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(rng.cpu());  // the archive loaded it onto the module's device
-  }
+  SetGeneratorState(c10::Device(c10::kCPU), rng);
+  // A run saved on a GPU and resumed on the CPU (or the reverse) continues, but not bitwise.
+  const c10::Device device = module->device();
+  at::Tensor cuda_rng;
+  if (device.is_cuda() && ar.try_read("cuda_rng_state", cuda_rng)) SetGeneratorState(device, cuda_rng);
   LAKERUN_CHECK_AS(ConfigError, max_epochs < 0 || epochs_processed <= max_epochs, "checkpoint ", resolved,
                    " has completed ", epochs_processed, " epochs, more than max_epochs=", max_epochs);
   t.state_.ckpt_path = resolved;
