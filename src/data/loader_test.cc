@@ -483,5 +483,39 @@ TEST(LoaderTest, BadOptionsAreRejectedWithTheRank) {
   if (!at::hasCUDA()) EXPECT_THROW_WITH(Loader(source, o), ConfigError, "no CUDA");
 }
 
+TEST(LoaderTest, CudaBatchesHoldWhatCpuBatchesHold) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  auto source = Table(1000, 64);
+  for (int threads : {0, 2}) {
+    SCOPED_TRACE(threads);
+    LoaderOptions o;
+    o.batch_size = 48;
+    o.num_threads = threads;
+    o.shuffle = {true, 3, 2};
+    Loader on_cpu(source, o);
+    o.device = c10::Device(c10::kCUDA, 0);
+    Loader on_gpu(source, o);
+    int64_t batches = 0;
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      on_cpu.SetEpoch(epoch);
+      on_gpu.SetEpoch(epoch);
+      while (auto expected = on_cpu.Next()) {
+        auto batch = on_gpu.Next();
+        ASSERT_TRUE(batch.has_value());
+        EXPECT_TRUE(at::equal(batch->sample_ids, expected->sample_ids));
+        for (const char* column : {"id", "x", "pixels"}) {
+          const at::Tensor& t = batch->at(column);
+          EXPECT_EQ(t.device(), c10::Device(c10::kCUDA, 0)) << column;
+          // The copy was issued non-blocking from pinned memory: .cpu() orders after it on the current stream.
+          EXPECT_TRUE(at::equal(t.cpu(), expected->at(column))) << column;
+        }
+        ++batches;
+      }
+      EXPECT_FALSE(on_gpu.Next().has_value());
+    }
+    EXPECT_EQ(batches, 2 * 21);
+  }
+}
+
 }  // namespace
 }  // namespace lakerun::data

@@ -121,6 +121,40 @@ TEST(TorchModelTest, CpuCopyArchiveHoldsWhatTheModulesOwnArchiveHolds) {
   }
 }
 
+TEST(TorchModelTest, ModelsOnAGpuAreSavedAsCpuTensorsAndStayOnTheGpu) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  lakerun::testing::TempDir dir;
+  torch::manual_seed(2);
+  Net net;
+  net->to(torch::Device(torch::kCUDA, 0));
+  net->train();
+  net->forward(torch::randn({5, 4}, torch::Device(torch::kCUDA, 0)));
+  SaveModel(*net, dir.Join("model"), "run1");
+  EXPECT_TRUE(net->fc->weight.is_cuda());  // the user's module is left where it was
+
+  const std::string st = dir.Join("model/data/model.safetensors");
+  ExpectSafetensorsMatch(st, "fc.weight", net->fc->weight.cpu());
+  ExpectSafetensorsMatch(st, "bn.running_var", net->bn->running_var.cpu());
+  // The archive loads on a machine without a GPU: every tensor in it is a CPU tensor.
+  for (const char* name : {"fc.weight", "fc.bias", "bn.running_mean", "bn.num_batches_tracked"}) {
+    const at::Tensor t = ReadArchived(dir.Join("model/data/model.pt"), name);
+    EXPECT_TRUE(t.device().is_cpu()) << name;
+  }
+  Net loaded;
+  torch::serialize::InputArchive archive;
+  archive.load_from(dir.Join("model/data/model.pt"));
+  loaded->load(archive);
+  EXPECT_TRUE(torch::equal(loaded->fc->weight, net->fc->weight.cpu()));
+  EXPECT_TRUE(torch::equal(loaded->bn->running_mean, net->bn->running_mean.cpu()));
+
+  torch::jit::Module scripted = Scripted();
+  scripted.to(torch::Device(torch::kCUDA, 0));
+  SaveModel(scripted, dir.Join("scripted"), "run1");
+  torch::jit::Module back = torch::jit::load(dir.Join("scripted/data/model.pth"));
+  for (const auto& p : back.parameters()) EXPECT_TRUE(p.device().is_cpu());
+  for (const auto& p : scripted.parameters()) EXPECT_TRUE(p.is_cuda());
+}
+
 TEST(TorchModelTest, TorchScriptModelsGetThePytorchFlavor) {
   lakerun::testing::TempDir dir;
   torch::jit::Module m = Scripted();

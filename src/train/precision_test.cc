@@ -63,36 +63,39 @@ TEST(PrecisionTest, UnknownOrUnavailablePrecisionIsAConfigErrorNamingTheOption) 
   EXPECT_NO_THROW(Trainer{o});
 }
 
+// y = x·w with w = (1, -2, 0.5, 3): a linear layer learns it; the step records its output's dtype and its loss.
+struct LinearNet : Module {
+  LinearNet() {
+    torch::manual_seed(3);
+    fc = register_module("fc", torch::nn::Linear(4, 1));
+  }
+  at::Tensor TrainingStep(const Batch& b, int64_t) override {
+    at::Tensor out = fc(b.at("x"));
+    dtypes.push_back(out.scalar_type());
+    at::Tensor loss = torch::mse_loss(out.to(at::kFloat), b.at("y"));
+    losses.push_back(loss.item<float>());
+    return loss;
+  }
+  Optimizers ConfigureOptimizers() override {
+    return {std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(0.05))};
+  }
+  torch::nn::Linear fc{nullptr};
+  std::vector<at::ScalarType> dtypes;
+  std::vector<float> losses;
+};
+
 TEST(PrecisionTest, Bf16MixedAutocastsTheStepOnCpuAndStillLearns) {
-  struct Net : Module {
-    Net() {
-      torch::manual_seed(3);
-      fc = register_module("fc", torch::nn::Linear(4, 1));
-    }
-    at::Tensor TrainingStep(const Batch& b, int64_t) override {
-      at::Tensor out = fc(b.at("x"));
-      dtypes.push_back(out.scalar_type());
-      at::Tensor loss = torch::mse_loss(out.to(at::kFloat), b.at("y"));
-      losses.push_back(loss.item<float>());
-      return loss;
-    }
-    Optimizers ConfigureOptimizers() override {
-      return {std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(0.05))};
-    }
-    torch::nn::Linear fc{nullptr};
-    std::vector<at::ScalarType> dtypes;
-    std::vector<float> losses;
-  };
   torch::manual_seed(7);
   at::Tensor x = torch::randn({32, 4});
   at::Tensor y = x.matmul(torch::tensor({1.0f, -2.0f, 0.5f, 3.0f}).unsqueeze(1));
   TensorBatchSource train({{"x", x}, {"y", y}}, 8);
-  Net net;
+  LinearNet net;
   const at::Tensor before = net.fc->weight.detach().clone();
   TrainerOptions o;
   o.max_epochs = 3;
   o.distributed = false;
   o.progress_every_n_steps = 0;
+  o.accelerator = "cpu";  // the CPU autocast path, also on a machine with a GPU
   o.precision = "bf16-mixed";
   Trainer t(o);
   t.Fit(net, train);
@@ -104,6 +107,34 @@ TEST(PrecisionTest, Bf16MixedAutocastsTheStepOnCpuAndStillLearns) {
   EXPECT_EQ(net.fc->weight.scalar_type(), at::kFloat);  // weights stay float32
   EXPECT_FALSE(compat::AutocastEnabled(c10::kCPU));      // autocast ends with the step
   EXPECT_EQ(net.fc(x).scalar_type(), at::kFloat);
+}
+
+TEST(PrecisionTest, MixedPrecisionOnCudaAutocastsTheStepAndStillLearns) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  for (const auto& [precision, dtype] : {std::pair{"16-mixed", at::kHalf}, std::pair{"bf16-mixed", at::kBFloat16}}) {
+    SCOPED_TRACE(precision);
+    torch::manual_seed(7);
+    at::Tensor x = torch::randn({32, 4});
+    at::Tensor y = x.matmul(torch::tensor({1.0f, -2.0f, 0.5f, 3.0f}).unsqueeze(1));
+    TensorBatchSource train({{"x", x}, {"y", y}}, 8);
+    LinearNet net;
+    const at::Tensor before = net.fc->weight.detach().clone();
+    TrainerOptions o;
+    o.max_epochs = 3;
+    o.distributed = false;
+    o.progress_every_n_steps = 0;
+    o.precision = precision;  // accelerator 'auto' puts a single process on the GPU
+    Trainer t(o);
+    t.Fit(net, train);
+    EXPECT_TRUE(net.fc->weight.is_cuda());
+    ASSERT_EQ(net.dtypes.size(), 12u);
+    for (auto d : net.dtypes) EXPECT_EQ(d, dtype);
+    for (float l : net.losses) EXPECT_TRUE(std::isfinite(l));
+    EXPECT_LT(net.losses.back(), net.losses.front());
+    EXPECT_FALSE(torch::equal(net.fc->weight.cpu(), before));
+    EXPECT_EQ(net.fc->weight.scalar_type(), at::kFloat);  // weights stay float32
+    EXPECT_FALSE(compat::AutocastEnabled(c10::kCUDA));     // autocast ends with the step
+  }
 }
 
 }  // namespace
