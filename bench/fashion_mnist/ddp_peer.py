@@ -54,6 +54,8 @@ def parse_args(argv):
     p.add_argument("--nproc", type=int, default=0, help="start this many ranks (0: run as this process)")
     p.add_argument("--launcher", choices=["elastic", "spawn"], default="elastic")
     p.add_argument("--timeout", type=float, default=600, help="seconds before the launcher gives up on its ranks")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cuda: the model and the whole dataset on the rank's GPU (cuda:LOCAL_RANK)")
     args = p.parse_args(argv)
     for name in ("epochs", "batch_size"):
         if getattr(args, name) < 1:
@@ -213,17 +215,21 @@ def worker(args):
         rank, world = 0, 1
     leader = rank == 0
 
-    train_x, train_y = load_split(torch, np, args, "train")
-    test_x, test_y = load_split(torch, np, args, "t10k")
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+    train_x, train_y = (t.to(device) for t in load_split(torch, np, args, "train"))
+    test_x, test_y = (t.to(device) for t in load_split(torch, np, args, "t10k"))
     train_size = min(args.train_limit, len(train_x)) if args.train_limit > 0 else len(train_x)
     test_size = min(args.test_limit, len(test_x)) if args.test_limit > 0 else len(test_x)
     test_x, test_y = test_x[:test_size], test_y[:test_size]
     if leader:
         print(f"ddp_peer: {world} rank(s) ({'DDP, gloo' if distributed else 'plain loop'}), {threads} thread(s) per "
-              f"rank, batch {args.batch_size} per rank", flush=True)
+              f"rank, batch {args.batch_size} per rank, on {device}", flush=True)
 
     torch.manual_seed(args.seed)
-    model = make_net(torch, not args.no_dropout, args.channels_last)
+    model = make_net(torch, not args.no_dropout, args.channels_last).to(device)
     if args.init_weights:
         # The file comes from lakerun's own run (torch::pickle_save, whose dict carries type tags that PyTorch 2.6's
         # weights_only default refuses); PyTorch 1.13 takes the flag too.
@@ -288,7 +294,7 @@ def worker(args):
         if state["stop"]:
             break
         sampler.set_epoch(epoch - 1)
-        order = torch.tensor(list(iter(sampler)), dtype=torch.int64)
+        order = torch.tensor(list(iter(sampler)), dtype=torch.int64, device=device)
         finished = True
         for batch_idx in range(steps_per_epoch):
             if args.max_steps > 0 and global_step >= args.max_steps:
@@ -355,7 +361,7 @@ def worker(args):
     if leader:
         loss, correct = state["test"]
         result = {
-            "impl": "pytorch", "world_size": world, "threads": threads, "lr": lr, "batch_size": args.batch_size,
+            "impl": "pytorch", "device": str(device), "world_size": world, "threads": threads, "lr": lr, "batch_size": args.batch_size,
             "steps": global_step, "epochs_completed": epochs_completed, "test_loss": loss,
             "test_accuracy": correct / test_size,
             "steady_samples_per_s": steady_samples / steady_s if steady_s > 0 else 0.0,

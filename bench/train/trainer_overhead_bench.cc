@@ -1,6 +1,6 @@
 // Per-step cost of lakerun::train::Trainer over a hand-written libtorch loop: same model, data and optimizer.
 //
-//   bench_train_trainer_overhead [--steps N] [--block B]
+//   bench_train_trainer_overhead [--steps N] [--block B] [--device cpu|cuda]
 //
 // The classic MNIST CNN (conv1 1->10 k5, maxpool2, relu, conv2 10->20 k5, dropout2d, maxpool2, relu, fc1 320->50,
 // relu, dropout, fc2 50->10, log_softmax), SGD lr 0.01 momentum 0.5, batch 100 of 1x28x28 from the same in-memory
@@ -15,8 +15,11 @@
 // identical model, so load changes on a shared machine hit both. A Trainer step is the time between two consecutive
 // OnTrainBatchEnd calls (hand-loop time taken out); a hand step is one loop iteration (fetch, zero_grad, forward,
 // backward, step). Prints medians, means and the ratios trainer / hand (target: median <= 1.03).
+// --device cuda: both models on cuda:0, batches copied there from the same CPU tensors, and both sides wait for the
+// GPU at the end of each step (torch::cuda::synchronize), so a step's time includes its GPU work.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/nn/functional.h>
 #include <torch/optim/sgd.h>
 
@@ -63,8 +66,9 @@ struct Cnn : lakerun::bench::MnistCnn<tr::Module> {
 
 // The hand-written loop: its own model, optimizer and batch source; Step() is one iteration.
 struct HandLoop {
-  HandLoop(const Cnn& like, std::map<std::string, at::Tensor> data)
-      : model(false), source(std::move(data), 100) {
+  HandLoop(const Cnn& like, std::map<std::string, at::Tensor> data, c10::Device device)
+      : model(false), source(std::move(data), 100), device(device) {
+    model.to(device);
     at::NoGradGuard no_grad;
     auto a = like.parameters(), b = model.parameters();
     for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
@@ -79,12 +83,14 @@ struct HandLoop {
       b = source.Next();
     }
     opt->zero_grad();
-    F::nll_loss(model.forward(b->at("x")), b->at("y")).backward();
+    F::nll_loss(model.forward(b->at("x").to(device)), b->at("y").to(device)).backward();
     opt->step();
+    if (device.is_cuda()) torch::cuda::synchronize();
     return Ms(Clock::now() - start);
   }
   Cnn model;
   tr::TensorBatchSource source;
+  c10::Device device;
   std::unique_ptr<torch::optim::SGD> opt;
   uint64_t epoch = 0;
 };
@@ -95,6 +101,7 @@ class Interleaver : public tr::Callback {
   Interleaver(HandLoop& hand, int block) : hand_(hand), block_(block) {}
   std::string state_key() const override { return "Interleaver"; }
   void OnTrainBatchEnd(tr::TrainerState&) override {
+    if (hand_.device.is_cuda()) torch::cuda::synchronize();
     const auto now = Clock::now();
     if (++calls_ > 1) trainer_ms.push_back(Ms(now - resumed_));  // the first step includes Fit's setup
     if (calls_ % block_ == 0) {
@@ -125,15 +132,16 @@ struct Result {
 };
 
 Result Measure(bool defaults, int steps, int block, const std::map<std::string, at::Tensor>& data,
-               const std::string& dir) {
+               const std::string& dir, c10::Device device) {
   at::manual_seed(1);
   Cnn model(defaults);
-  HandLoop hand(model, data);
+  HandLoop hand(model, data, device);
   auto timer = std::make_shared<Interleaver>(hand, block);
   tr::TensorBatchSource train(data, 100);
   tr::TrainerOptions o;
   o.max_steps = steps + 1;
   o.default_root_dir = dir;
+  o.accelerator = device.is_cuda() ? "cuda" : "cpu";
   std::ostringstream progress;
   std::vector<std::shared_ptr<tr::Callback>> callbacks = {timer};
   std::unique_ptr<lakerun::track::Tracker> tracker;
@@ -167,10 +175,21 @@ Result Measure(bool defaults, int steps, int block, const std::map<std::string, 
 int main(int argc, char** argv) {
   int steps = 400;
   int block = 10;
+  std::string device_name = "cpu";
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--steps") steps = std::max(20, std::atoi(argv[i + 1]));
     if (std::string(argv[i]) == "--block") block = std::max(1, std::atoi(argv[i + 1]));
+    if (std::string(argv[i]) == "--device") device_name = argv[i + 1];
   }
+  if (device_name != "cpu" && device_name != "cuda") {
+    std::fprintf(stderr, "bench_train_trainer_overhead: --device must be cpu or cuda, got '%s'\n", device_name.c_str());
+    return 2;
+  }
+  if (device_name == "cuda" && !torch::cuda::is_available()) {
+    std::fprintf(stderr, "bench_train_trainer_overhead: --device cuda, but no CUDA device is available\n");
+    return 2;
+  }
+  const c10::Device device = device_name == "cuda" ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
   at::set_num_threads(1);
   at::manual_seed(0);
   const int64_t rows = 6000;
@@ -178,13 +197,14 @@ int main(int argc, char** argv) {
                                                   {"y", at::randint(0, 10, {rows}, at::kLong)}};
   char tmpl[] = "/tmp/bench_train_XXXXXX";
   const std::string dir = ::mkdtemp(tmpl);
-  Measure(false, 2 * block, block, data, lakerun::JoinPath(dir, "warmup"));
-  const Result bare = Measure(false, steps, block, data, lakerun::JoinPath(dir, "bare"));
-  const Result full = Measure(true, steps, block, data, lakerun::JoinPath(dir, "defaults"));
+  Measure(false, 2 * block, block, data, lakerun::JoinPath(dir, "warmup"), device);
+  const Result bare = Measure(false, steps, block, data, lakerun::JoinPath(dir, "bare"), device);
+  const Result full = Measure(true, steps, block, data, lakerun::JoinPath(dir, "defaults"), device);
   lakerun::LocalFileSystem().RemoveAll(dir);
 
-  std::printf("MNIST CNN, batch 100, SGD(0.01, momentum 0.5), 1 thread, %zu interleaved steps each (blocks of %d)\n",
-              bare.steps, block);
+  std::printf("MNIST CNN, batch 100, SGD(0.01, momentum 0.5), 1 thread, on %s, %zu interleaved steps each "
+              "(blocks of %d)\n",
+              device.str().c_str(), bare.steps, block);
   auto print = [](const char* name, const Result& r) {
     std::printf("%-9s hand loop median %.3f ms/step  mean %.3f\n", name, r.hand_median, r.hand_mean);
     std::printf("%-9s Trainer   median %.3f ms/step  mean %.3f\n", name, r.trainer_median, r.trainer_mean);
