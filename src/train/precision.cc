@@ -6,6 +6,9 @@
 #include <torch/optim/optimizer.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "lakerun/base/error.h"
 #include "train/autocast_compat.h"
@@ -32,15 +35,31 @@ void GradScaler::Unscale(torch::optim::Optimizer& optimizer) {
   }
   // PyTorch computes the reciprocal in float64 and multiplies the float gradients by it as a float32 tensor.
   const float inv_scale = static_cast<float>(1.0 / static_cast<double>(scale_));
-  bool found_inf = false;
+  // CUDA gradients go through PyTorch's fused check-and-unscale kernel, one launch per (device, dtype) as
+  // torch.amp.GradScaler groups them; others are checked one by one. Either way the findings stay on their device
+  // until one read per group at the end: a GPU is synchronized once per optimizer step, not once per parameter.
+  std::map<std::pair<c10::DeviceIndex, at::ScalarType>, std::vector<at::Tensor>> cuda_grads;
+  std::vector<at::Tensor> findings;
   for (auto& group : optimizer.param_groups()) {
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       at::Tensor g = p.mutable_grad();
-      if (!at::isfinite(g).all().item<bool>()) found_inf = true;
-      g.mul_(inv_scale);
+      if (g.is_cuda()) {
+        cuda_grads[{g.device().index(), g.scalar_type()}].push_back(g);
+      } else {
+        findings.push_back(at::logical_not(at::isfinite(g).all()));
+        g.mul_(inv_scale);
+      }
     }
   }
+  for (auto& [key, grads] : cuda_grads) {
+    const auto options = at::TensorOptions().dtype(at::kFloat).device(c10::Device(c10::kCUDA, key.first));
+    at::Tensor found = at::zeros({1}, options);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found, at::full({1}, inv_scale, options));
+    findings.push_back(found);
+  }
+  bool found_inf = false;
+  for (const at::Tensor& f : findings) found_inf = found_inf || f.item<float>() != 0.0f;
   unscaled_.emplace_back(&optimizer, found_inf);
 }
 

@@ -14,17 +14,19 @@
 namespace lakerun::train {
 namespace {
 
-TEST(GradScalerTest, ScalesUnscalesAndSkipsStepsWithNonFiniteGradients) {
-  at::Tensor w = torch::ones({2}, torch::requires_grad());
+// CPU gradients are checked one by one; CUDA ones through PyTorch's fused check-and-unscale kernel.
+void ExpectScalesUnscalesAndSkipsStepsWithNonFiniteGradients(c10::Device device) {
+  const auto on = torch::TensorOptions().device(device);
+  at::Tensor w = torch::ones({2}, on.requires_grad(true));
   torch::optim::SGD sgd({w}, torch::optim::SGDOptions(1.0));
   GradScaler scaler({.init_scale = 8.0, .growth_interval = 2});
-  scaler.Scale((w * torch::tensor({1.0f, 2.0f})).sum()).backward();
-  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({8.0f, 16.0f})));
+  scaler.Scale((w * torch::tensor({1.0f, 2.0f}).to(device)).sum()).backward();
+  EXPECT_TRUE(torch::equal(w.grad().cpu(), torch::tensor({8.0f, 16.0f})));
   scaler.Unscale(sgd);
   scaler.Unscale(sgd);  // once per step
-  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({1.0f, 2.0f})));
+  EXPECT_TRUE(torch::equal(w.grad().cpu(), torch::tensor({1.0f, 2.0f})));
   EXPECT_TRUE(scaler.Step(sgd));
-  EXPECT_TRUE(torch::equal(w.detach(), torch::tensor({0.0f, -1.0f})));
+  EXPECT_TRUE(torch::equal(w.detach().cpu(), torch::tensor({0.0f, -1.0f})));
   scaler.Update();
   EXPECT_EQ(scaler.scale(), 8.0f);
   EXPECT_EQ(scaler.growth_tracker(), 1);
@@ -32,7 +34,7 @@ TEST(GradScalerTest, ScalesUnscalesAndSkipsStepsWithNonFiniteGradients) {
   sgd.zero_grad();
   scaler.Scale((w * std::numeric_limits<float>::infinity()).sum()).backward();
   EXPECT_FALSE(scaler.Step(sgd));  // skipped: the weights stay
-  EXPECT_TRUE(torch::equal(w.detach(), torch::tensor({0.0f, -1.0f})));
+  EXPECT_TRUE(torch::equal(w.detach().cpu(), torch::tensor({0.0f, -1.0f})));
   scaler.Update();
   EXPECT_EQ(scaler.scale(), 4.0f);  // backoff 0.5
   EXPECT_EQ(scaler.growth_tracker(), 0);
@@ -49,6 +51,15 @@ TEST(GradScalerTest, ScalesUnscalesAndSkipsStepsWithNonFiniteGradients) {
   restored.load_state_dict(StateDict::Decode(scaler.state_dict().Encode()));
   EXPECT_EQ(restored.scale(), 8.0f);
   EXPECT_EQ(restored.state_dict(), scaler.state_dict());
+}
+
+TEST(GradScalerTest, ScalesUnscalesAndSkipsStepsWithNonFiniteGradients) {
+  ExpectScalesUnscalesAndSkipsStepsWithNonFiniteGradients(c10::Device(c10::kCPU));
+}
+
+TEST(GradScalerTest, SameOnCuda) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  ExpectScalesUnscalesAndSkipsStepsWithNonFiniteGradients(c10::Device(c10::kCUDA, 0));
 }
 
 TEST(PrecisionTest, UnknownOrUnavailablePrecisionIsAConfigErrorNamingTheOption) {
