@@ -453,7 +453,8 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       }
       LAKERUN_CHECK(loss.defined() && loss.numel() == 1, "training_step at epoch ", epoch, ", batch ", batch_idx,
                     " must return a one-element loss tensor");
-      at::Tensor scaled = im.precision->ScaleLoss(loss / static_cast<double>(k));
+      // Without accumulation the loss is used as is: dividing by 1 would add a kernel and an autograd node per step.
+      at::Tensor scaled = im.precision->ScaleLoss(k == 1 ? loss : loss / static_cast<double>(k));
       if (im.ddp && !stepping) {
         auto no_sync = im.ddp->NoSync();
         scaled.backward();
