@@ -9,8 +9,9 @@
 //   Python rendezvous reads it) or this libtorch lacks it, and then falls back to the classic backend.
 // - 2.x throws c10::DistNetworkError / DistStoreError (subclasses of c10::Error) where 1.13 throws c10::Error.
 // - TCPStoreOptions::numWorkers is c10::optional in 1.13, std::optional in 2.x (c10::nullopt is std::nullopt there).
-// Built and tested against libtorch 2.6.0 by scripts/test_torch2.sh (a CPU build); the NCCL branch is compiled, not
-// run, against 1.13 and 2.6 by scripts/check_nccl.sh.
+// Built and tested against libtorch 2.6.0 by scripts/test_torch2.sh (a CPU build), and with the NCCL branch against
+// PyTorch 2.11.0+cu130 on an H100 by scripts/test_cuda.sh; scripts/check_nccl.sh compiles the NCCL branch against
+// 1.13 and 2.6 without a GPU.
 #pragma once
 
 #include <torch/version.h>
