@@ -102,6 +102,20 @@ inline std::string CudaPciAddress(c10::DeviceIndex index) {
                 static_cast<unsigned>(p->pciBusID), static_cast<unsigned>(p->pciDeviceID));
   return address;
 }
+
+/// The UUID of CUDA device `index` as nvidia-smi prints it ("GPU-1b2c...-..."): unique to one physical GPU, even
+/// across hosts whose names and PCI layouts are the same (cloned VMs, containers).
+inline std::string CudaUuid(c10::DeviceIndex index) {
+  const cudaDeviceProp* p = at::cuda::getDeviceProperties(index);
+  std::string uuid = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned>(static_cast<unsigned char>(p->uuid.bytes[i])));
+    uuid += hex;
+    if (i == 3 || i == 5 || i == 7 || i == 9) uuid += '-';
+  }
+  return uuid;
+}
 #endif
 
 /// An exception's message for lakerun's own errors: c10::Error::what() appends a multi-line C++ backtrace, which is

@@ -83,8 +83,8 @@ c10::Device UseRankDevice(const RankEnv& env, const InitOptions& options) {
   return c10::Device(c10::kCUDA, index);
 }
 
-// "0000:3c:00.0 of host n1": unique across the job (PublishRankGpu).
-std::string GpuIdentity(c10::Device device) {
+// "0000:3c:00.0 of host n1": where a user finds the GPU.
+std::string GpuName(c10::Device device) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   return compat::CudaPciAddress(device.index()) + " of host " + (host[0] != '\0' ? host : "?");
@@ -116,7 +116,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   c10::Device gpu(c10::kCPU);
   if (impl->backend_name == "nccl") {
     gpu = UseRankDevice(env, options);
-    PublishRankGpu(*store, env.rank, GpuIdentity(gpu));
+    PublishRankGpu(*store, env.rank, compat::CudaUuid(gpu.index()), GpuName(gpu));
   }
 #endif
   WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint, hosts_store);

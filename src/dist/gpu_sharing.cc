@@ -14,9 +14,9 @@ std::vector<uint8_t> Bytes(const std::string& s) { return std::vector<uint8_t>(s
 
 }  // namespace
 
-void PublishRankGpu(::c10d::Store& store, int rank, const std::string& gpu) {
-  const std::string users_key = "lakerun/gpu/users/" + gpu;
-  const std::string first_key = "lakerun/gpu/first/" + gpu;
+void PublishRankGpu(::c10d::Store& store, int rank, const std::string& gpu_id, const std::string& gpu_name) {
+  const std::string users_key = "lakerun/gpu/users/" + gpu_id;
+  const std::string first_key = "lakerun/gpu/first/" + gpu_id;
   if (store.add(users_key, 1) == 1) {
     store.set(first_key, Bytes(std::to_string(rank)));
     return;
@@ -24,7 +24,7 @@ void PublishRankGpu(::c10d::Store& store, int rank, const std::string& gpu) {
   // The first user sets its key right after its add: get() waits that long at most.
   const std::vector<uint8_t> first = store.get(first_key);
   store.set(kVerdictKey,
-            Bytes(StrCat("ranks ", std::string(first.begin(), first.end()), " and ", rank, " both use GPU ", gpu)));
+            Bytes(StrCat("ranks ", std::string(first.begin(), first.end()), " and ", rank, " both use GPU ", gpu_name)));
 }
 
 std::string SharedGpuVerdict(::c10d::Store& store) {

@@ -3,7 +3,7 @@
 // which names neither the host nor a way out. A single-GPU workstation running `lakerun launch -n 2` hits it.
 //
 // Protocol, two steps around the rendezvous (WaitForPeers), O(1) store requests per rank:
-//   1. before arriving, every rank adds itself to a counter keyed by its GPU's identity; the first user records its
+//   1. before arriving, every rank adds itself to a counter keyed by its GPU's UUID; the first user records its
 //      rank, and any later user writes one shared verdict naming itself, the first user and the GPU;
 //   2. once every rank has arrived (so every rank's step 1 is done), each rank reads the verdict: all ranks see
 //      the same answer and take the same decision.
@@ -15,9 +15,10 @@
 
 namespace lakerun::dist {
 
-/// Step 1: records that `rank` uses the GPU `gpu` (an identity unique across the job, e.g. "0000:3c:00.0 of host
-/// n1"). Call before the rendezvous. Waits (up to the store's timeout) only when another rank uses the same GPU.
-void PublishRankGpu(::c10d::Store& store, int rank, const std::string& gpu);
+/// Step 1: records that `rank` uses the GPU `gpu_id` (unique to one physical GPU across the job: its UUID), which
+/// messages call `gpu_name` (e.g. "0000:3c:00.0 of host n1"). Call before the rendezvous. Waits (up to the store's
+/// timeout) only when another rank uses the same GPU.
+void PublishRankGpu(::c10d::Store& store, int rank, const std::string& gpu_id, const std::string& gpu_name);
 
 /// Step 2: after the rendezvous, "" when every rank published a different GPU, else a sentence naming two ranks
 /// and the GPU they share ("ranks 0 and 1 both use GPU 0000:3c:00.0 of host n1").

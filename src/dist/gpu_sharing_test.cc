@@ -11,13 +11,13 @@ namespace lakerun::dist {
 namespace {
 
 // Runs the two steps for ranks 0..gpus.size()-1 on one thread each, with a barrier between them as WaitForPeers
-// gives, and returns what each rank reads.
+// gives, and returns what each rank reads. A GPU's id is its name with "uuid:" in front.
 std::vector<std::string> Verdicts(const std::vector<std::string>& gpus) {
   auto store = c10::make_intrusive<::c10d::HashStore>();
   store->setTimeout(std::chrono::seconds(10));
   std::vector<std::thread> threads;
   for (size_t r = 0; r < gpus.size(); ++r) {
-    threads.emplace_back([&, r] { PublishRankGpu(*store, static_cast<int>(r), gpus[r]); });
+    threads.emplace_back([&, r] { PublishRankGpu(*store, static_cast<int>(r), "uuid:" + gpus[r], gpus[r]); });
   }
   for (auto& t : threads) t.join();
   std::vector<std::string> verdicts;
@@ -41,6 +41,17 @@ TEST(GpuSharingTest, TwoRanksOnOneGpuAreNamedToEveryRank) {
       << v[0];
   EXPECT_EQ(v[1], v[0]);
   EXPECT_EQ(v[2], v[0]);
+}
+
+TEST(GpuSharingTest, TwinHostsWithTheSameNamesAreTellingTheirGpusApartById) {
+  // Cloned machines: same host name, same PCI address, different GPUs. Only the id decides.
+  auto store = c10::make_intrusive<::c10d::HashStore>();
+  store->setTimeout(std::chrono::seconds(10));
+  PublishRankGpu(*store, 0, "GPU-aaaa", "0000:00:06.0 of host vm");
+  PublishRankGpu(*store, 1, "GPU-bbbb", "0000:00:06.0 of host vm");
+  EXPECT_EQ(SharedGpuVerdict(*store), "");
+  PublishRankGpu(*store, 2, "GPU-bbbb", "0000:00:06.0 of host vm");
+  EXPECT_EQ(SharedGpuVerdict(*store), "ranks 1 and 2 both use GPU 0000:00:06.0 of host vm");
 }
 
 TEST(GpuSharingTest, ManyRanksOnOneGpuStillGiveOneVerdict) {
