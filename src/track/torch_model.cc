@@ -160,14 +160,15 @@ void SaveModel(const torch::jit::Module& module, const std::string& dir, const s
   MLmodelSpec spec = Spec(run_id, true);
   int64_t size = WriteWeights(named, JoinPath(dir, spec.safetensors_path));
   // A model on a GPU is saved from a CPU copy, so that torch::jit::load and mlflow.pytorch read it anywhere.
+  const std::string archive = JoinPath(dir, "data/model.pth");
   if (AllOnCpu(named)) {
-    module.save(JoinPath(dir, "data/model.pth"));
+    module.save(archive);
   } else {
     torch::jit::Module copy = module.deepcopy();
     copy.to(at::kCPU);
-    copy.save(JoinPath(dir, "data/model.pth"));
+    copy.save(archive);
   }
-  size += SizeOf(JoinPath(dir, "data/model.pth"));
+  size += SizeOf(archive);
   spec.model_size_bytes = size;
   WriteModelMetadataFiles(fs, dir, spec);
 }
