@@ -1,7 +1,8 @@
 // Loader throughput and memory, each against a peer measured in the same run:
 //   1. Fashion-MNIST table (60k x 784-byte image + label) to uint8 tensors on 1 and 2 threads, vs the raw Parquet
 //      scan (lakerun::parquet decoding every column chunk) of the same file;
-//   2. vs PyTorch's DataLoader (TensorDataset in memory, batch 100, shuffle) under /usr/bin/python3;
+//   2. vs PyTorch's DataLoader (TensorDataset in memory, batch 100, shuffle) under /usr/bin/python3, one of its
+//      epochs in each round of section 1;
 //   3. JPEG decode + resize + crop + flip to [B, 3, H, W] vs raw libjpeg-turbo decode of the same bytes;
 //   4. peak RSS over 5 epochs vs after epoch 1.
 //
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,8 @@
 #include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/writer.h"
+
+#include "epoch_peer.h"
 
 namespace {
 
@@ -244,6 +248,23 @@ double RawJpegDecode(const std::vector<std::string>& jpegs) {
   return jpegs.size() / s;
 }
 
+// PyTorch's DataLoader over `images` and `labels`, written to `dir` for it, under LAKERUN_PYTHON or
+// /usr/bin/python3 (Debian's python3-torch).
+std::unique_ptr<lakerun::bench::EpochPeer> StartTorchDataLoaderPeer(const std::string& dir,
+                                                                    const std::vector<uint8_t>& images,
+                                                                    const std::vector<int64_t>& labels, int64_t rows) {
+  const std::string img_path = dir + "/images.u8", lab_path = dir + "/labels.i64";
+  std::ofstream(img_path, std::ios::binary).write(reinterpret_cast<const char*>(images.data()), images.size());
+  std::ofstream(lab_path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(labels.data()), labels.size() * sizeof(int64_t));
+  const char* env_python = std::getenv("LAKERUN_PYTHON");
+  return std::make_unique<lakerun::bench::EpochPeer>(
+      std::vector<std::string>{env_python ? env_python : "/usr/bin/python3",
+                               std::string(LAKERUN_BENCH_DIR) + "/torch_dataloader_peer.py", img_path, lab_path,
+                               std::to_string(rows)},
+      /*timeout_s=*/600);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -289,7 +310,14 @@ int main(int argc, char** argv) {
   };
   Series series[2];
   const bool s1 = only == 0 || only == 1 || only == 2;
+  // 2. PyTorch's DataLoader over the same rows in memory, one of its epochs per round, between the raw scans and
+  // the loader's epochs of section 1, so its ratios are medians of per-round ratios too.
+  std::unique_ptr<lakerun::bench::EpochPeer> torch_peer;
+  std::vector<double> torch_rates, torch_cold_ratio[2], torch_warm_ratio[2];
+  if (python && (only == 0 || only == 2)) torch_peer = StartTorchDataLoaderPeer(dir, images, labels, rows);
   for (int round = 0; s1 && round < rounds; ++round) {
+    const double torch_rate = torch_peer && torch_peer->ok() ? torch_peer->Epoch(600) : 0;
+    if (torch_rate > 0) torch_rates.push_back(torch_rate);
     for (size_t threads : {1, 2}) {
       Series& ser = series[threads - 1];
       const double raw = RawScan(table, threads);
@@ -310,10 +338,12 @@ int main(int argc, char** argv) {
       ser.cold_ratio_mapped.push_back(rates.cold / raw_mapped);
       ser.warm_ratio.push_back(rates.warm / raw);
       ser.cold_faults.push_back(static_cast<double>(rates.cold_faults));
+      if (torch_rate > 0) {
+        torch_cold_ratio[threads - 1].push_back(rates.cold / torch_rate);
+        torch_warm_ratio[threads - 1].push_back(rates.warm / torch_rate);
+      }
     }
   }
-  EpochRates loader1{Median(series[0].cold), Median(series[0].warm)};
-  EpochRates loader2{Median(series[1].cold), Median(series[1].warm)};
   if (s1) {
     std::printf("\n[1] samples/s to ready uint8 tensors [100, 784] + int64 [100], shuffled, batch 100 (medians of %d "
                 "alternating rounds; ratios are medians of per-round ratios)\n", rounds);
@@ -453,33 +483,21 @@ int main(int argc, char** argv) {
     }
   }
 
-  // 2. vs PyTorch DataLoader.
-  if (python && (only == 0 || only == 2)) {
-    const std::string img_path = dir + "/images.u8", lab_path = dir + "/labels.i64";
-    std::ofstream(img_path, std::ios::binary).write(reinterpret_cast<const char*>(images.data()), images.size());
-    std::ofstream(lab_path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(labels.data()), labels.size() * sizeof(int64_t));
-    const char* env_python = std::getenv("LAKERUN_PYTHON");
-    const std::string py = env_python ? env_python : "/usr/bin/python3";
-    const std::string script = std::string(LAKERUN_BENCH_DIR) + "/torch_dataloader_peer.py";
-    const std::string cmd = "timeout 600 " + py + " " + script + " " + img_path + " " + lab_path + " " +
-                            std::to_string(rows) + " 3 2>&1";
-    double torch_rate = 0;
-    if (FILE* pipe = popen(cmd.c_str(), "r")) {
-      char line[512];
-      while (std::fgets(line, sizeof(line), pipe)) {
-        if (std::sscanf(line, "torch_dataloader samples_per_s=%lf", &torch_rate) != 1) std::printf("    py: %s", line);
-      }
-      pclose(pipe);
-    }
-    std::printf("\n[2] vs PyTorch DataLoader (TensorDataset in memory, batch 100, shuffle=True, same rows)\n");
-    if (torch_rate > 0) {
-      std::printf("    torch DataLoader: %.0f samples/s; loader 1 thread: cold %.2fx, warm %.2fx; 2 threads: cold "
-                  "%.2fx, warm %.2fx\n",
-                  torch_rate, loader1.cold / torch_rate, loader1.warm / torch_rate, loader2.cold / torch_rate,
-                  loader2.warm / torch_rate);
+  // 2. vs PyTorch DataLoader: its epochs ran in section 1's rounds.
+  if (torch_peer) {
+    std::printf("\n[2] vs PyTorch DataLoader (TensorDataset in memory, batch 100, shuffle=True, same rows; one of its "
+                "epochs per round of [1], medians of per-round ratios)\n");
+    if (!torch_peer->ok() || torch_rates.empty()) {
+      std::printf("    torch DataLoader peer failed: %s\n", torch_peer->error().c_str());
     } else {
-      std::printf("    torch DataLoader peer did not run (%s)\n", cmd.c_str());
+      const double fastest = *std::max_element(torch_rates.begin(), torch_rates.end());
+      std::printf("    torch DataLoader: %.0f samples/s (fastest epoch %.0f); loader 1 thread: cold %.2fx, warm "
+                  "%.2fx; 2 threads: cold %.2fx, warm %.2fx\n",
+                  Median(torch_rates), fastest, Median(torch_cold_ratio[0]), Median(torch_warm_ratio[0]),
+                  Median(torch_cold_ratio[1]), Median(torch_warm_ratio[1]));
+      std::printf("    fastest against fastest: loader 1 thread cold %.2fx, 2 threads cold %.2fx\n",
+                  *std::max_element(series[0].cold.begin(), series[0].cold.end()) / fastest,
+                  *std::max_element(series[1].cold.begin(), series[1].cold.end()) / fastest);
     }
   }
 
