@@ -88,6 +88,7 @@ TEST(FashionMnistTrainerProgramTest, OneProcessImportsTrainsTestsAndTracks) {
   EXPECT_THAT(run.output, ::testing::HasSubstr("Imported Fashion-MNIST (train, test)"));
   EXPECT_THAT(run.output, ::testing::HasSubstr("1 rank(s)"));
   EXPECT_THAT(run.output, ::testing::HasSubstr("train 60000 rows, test 10000 (also the validation split)"));
+  EXPECT_THAT(run.output, ::testing::ContainsRegex("Trained on (cpu|cuda:0) in [0-9.]+ s"));
   // 2 test batches of 500: 1,000 samples.
   EXPECT_THAT(run.output, ::testing::ContainsRegex("Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/1000 \\("));
   EXPECT_THAT(run.output, ::testing::HasSubstr("Checkpoints: best " + dir.Join("ck/epoch=00-val_loss=")));

@@ -188,6 +188,7 @@ int Run(int argc, char** argv) {
       std::printf("Stopped early after epoch %lld: %s\n", static_cast<long long>(epochs_done),
                   early_stopping->stopping_reason_message().c_str());
     }
+    std::printf("Trained on %s in %.2f s\n", module.device().str().c_str(), fit_seconds);
     std::printf("Test set: Average loss: %.4f, Accuracy: %.0f/%.0f (%.2f%%)\n", test_loss, correct, samples,
                 100.0 * accuracy);
     std::printf("Checkpoints: best %s, last %s\n", checkpoint->best_model_path().c_str(),
@@ -196,10 +197,11 @@ int Run(int argc, char** argv) {
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("RESULT {\"impl\":\"lakerun-trainer\",\"world_size\":%d,\"threads\":%d,\"lr\":%s,\"batch_size\":%lld,"
                 "\"epochs_completed\":%lld,\"global_step\":%lld,\"test_loss\":%s,\"test_accuracy\":%s,"
-                "\"fit_s\":%s,\"total_s\":%s}\n",
+                "\"fit_s\":%s,\"total_s\":%s,\"device\":\"%s\"}\n",
                 ctx.world_size(), threads, Num(options.lr).c_str(), static_cast<long long>(options.batch_size),
                 static_cast<long long>(epochs_done), static_cast<long long>(trainer.global_step()),
-                Num(test_loss).c_str(), Num(accuracy).c_str(), Num(fit_seconds).c_str(), Num(total).c_str());
+                Num(test_loss).c_str(), Num(accuracy).c_str(), Num(fit_seconds).c_str(), Num(total).c_str(),
+                module.device().str().c_str());
     std::fflush(stdout);
   }
   dist::Shutdown();
