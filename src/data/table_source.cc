@@ -3,14 +3,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "error_context.h"
+#include "partition_column.h"
 #include "scratch_pool.h"
 #include "lakerun/base/error.h"
 #include "spaced_column.h"
 #include "lakerun/format/delta/deletion_vector.h"
 #include "lakerun/format/delta/snapshot.h"
 #include "lakerun/format/delta/table.h"
+#include "lakerun/format/delta/values.h"
 #include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/metadata.h"
 #include "lakerun/format/parquet/schema.h"
@@ -27,6 +30,14 @@ struct DataFile {
   int64_t mtime_ms = 0;
   std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
+  std::map<std::string, pq::Value> partition_values;  // Delta: the file's typed value of every partition column
+};
+
+// A Delta table's partition columns and their types (empty for loose Parquet files).
+struct PartitionSchema {
+  std::map<std::string, delta::DataTypePtr> types;
+
+  bool Has(const std::string& name) const { return types.count(name) > 0; }
 };
 
 // One I/O unit: rows [begin, begin + rows) of a row group (all of it unless TableOptions::unit_bytes slices it).
@@ -57,6 +68,7 @@ ColumnChunk SkipRows(ColumnChunk chunk, uint64_t skip, const ColumnInfo& info) {
 // How one projected column is stored in one file.
 struct ColumnLayout {
   int leaf = 0;
+  bool partition = false;  // a Delta partition column: its values come from the log (DataFile::partition_values)
   bool is_list = false;
   int16_t list_def_level = 0;  // lists: the definition level at which the list itself is present (not null)
 };
@@ -250,23 +262,23 @@ size_t ChunkBytes(const ColumnChunk& chunk, uint64_t rows) {
 
 class ParquetTableSource final : public RowSource {
  public:
-  ParquetTableSource(std::vector<DataFile> files, const TableOptions& options,
-                     const std::vector<std::string>& partition_columns)
-      : files_(std::move(files)), options_(options), partition_columns_(partition_columns) {
+  ParquetTableSource(std::vector<DataFile> files, const TableOptions& options, PartitionSchema partitions,
+                     std::string where)
+      : files_(std::move(files)), options_(options), partitions_(std::move(partitions)), where_(std::move(where)) {
     std::vector<std::string> names = options.columns;
     if (names.empty() && !files_.empty()) {
       for (const auto& child : files_[0].file->schema().root().children) names.push_back(child.name);
-    }
-    for (const std::string& name : names) {
-      LAKERUN_CHECK_AS(NotImplemented,
-                       std::find(partition_columns.begin(), partition_columns.end(), name) ==
-                           partition_columns.end(),
-                       "column '", name, "' is a Delta partition column; reading it into tensors is not supported");
     }
     layouts_.resize(files_.size());
     for (size_t f = 0; f < files_.size(); ++f) {
       for (size_t c = 0; c < names.size(); ++c) {
         ColumnLayout layout;
+        if (partitions_.Has(names[c])) {
+          layout.partition = true;
+          layouts_[f].push_back(layout);
+          if (f == 0) infos_.push_back(DescribePartitionColumn(names[c]));
+          continue;
+        }
         ColumnInfo info = Describe(*files_[f].file, names[c], &layout);
         if (f == 0) {
           infos_.push_back(info);
@@ -284,9 +296,7 @@ class ParquetTableSource final : public RowSource {
       }
       std::vector<pq::Predicate> predicates;
       for (const Filter& filter : options.filters) {
-        if (std::find(partition_columns.begin(), partition_columns.end(), filter.column) != partition_columns.end()) {
-          continue;
-        }
+        if (partitions_.Has(filter.column)) continue;  // already applied to the files
         predicates.push_back(ToPredicate(filter, *files_[f].file));
       }
       const pq::FileMetaData& md = files_[f].file->metadata();
@@ -352,7 +362,7 @@ class ParquetTableSource final : public RowSource {
     }
     TableOptions options = options_;
     options.unit_bytes = unit_bytes;
-    auto sliced = std::make_shared<ParquetTableSource>(files_, options, partition_columns_);
+    auto sliced = std::make_shared<ParquetTableSource>(files_, options, partitions_, where_);
     sliced->set_fingerprint(fingerprint_);
     return sliced;
   }
@@ -371,6 +381,12 @@ class ParquetTableSource final : public RowSource {
     for (size_t c = 0; c < infos_.size(); ++c) {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];
+      if (layout.partition) {  // the file's value on each of the unit's rows
+        ColumnChunk chunk = ConstantColumn(info, files_[unit.file].partition_values.at(info.name), unit.rows);
+        out->bytes += ChunkBytes(chunk, unit.rows);
+        out->columns.push_back(std::move(chunk));
+        continue;
+      }
       auto data = std::make_shared<pq::ColumnData>();
       // Byte values (images, FIXED_LEN_BYTE_ARRAY tensors) as views into the decompressed pages: one copy of every
       // value less than the copied form. Units a deletion vector compacts are copied anyway.
@@ -422,7 +438,16 @@ class ParquetTableSource final : public RowSource {
   uint64_t ProjectedBytes(size_t file, int row_group) const {
     const pq::RowGroupMeta& rg = files_[file].file->metadata().row_groups.at(row_group);
     uint64_t bytes = 0;
-    for (const ColumnLayout& layout : layouts_[file]) {
+    for (size_t c = 0; c < layouts_[file].size(); ++c) {
+      const ColumnLayout& layout = layouts_[file][c];
+      if (layout.partition) {
+        const pq::Value& value = files_[file].partition_values.at(infos_[c].name);
+        const uint64_t row_bytes = infos_[c].type == ElementType::kBinary
+                                       ? (value.is_null() ? 0 : value.as_string().size()) + sizeof(int64_t)
+                                       : infos_[c].row_bytes();
+        bytes += static_cast<uint64_t>(std::max<int64_t>(0, rg.num_rows)) * row_bytes;
+        continue;
+      }
       bytes += static_cast<uint64_t>(std::max<int64_t>(0, rg.columns.at(layout.leaf).total_uncompressed_size));
     }
     return bytes;
@@ -481,7 +506,15 @@ class ParquetTableSource final : public RowSource {
 
   std::vector<DataFile> files_;
   TableOptions options_;                        // as opened (WithUnitBytes reopens with another unit_bytes)
-  std::vector<std::string> partition_columns_;
+  // The column partition column `name` becomes: its Delta type, nullable when some file's value is null.
+  ColumnInfo DescribePartitionColumn(const std::string& name) const {
+    bool nullable = false;
+    for (const DataFile& file : files_) nullable = nullable || file.partition_values.at(name).is_null();
+    return PartitionColumnInfo(name, *partitions_.types.at(name), nullable, where_);
+  }
+
+  PartitionSchema partitions_;
+  std::string where_;  // the table, for messages
   mutable ScratchPool scratch_;  // decode memory, lent to one ReadUnitWith at a time
   std::vector<std::vector<ColumnLayout>> layouts_;  // per file, per projected column
   std::vector<ColumnInfo> infos_;
@@ -493,7 +526,8 @@ class ParquetTableSource final : public RowSource {
 
 std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& options, FileSystem& fs) {
   std::vector<DataFile> files;
-  std::vector<std::string> partition_columns;
+  PartitionSchema partitions;
+  std::string where = path;
   const bool is_delta = delta::IsDeltaTable(path, fs);
   if (is_delta) {
     delta::DeltaTable table(path, fs);
@@ -502,19 +536,29 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
                                                                   : table.Latest();
     LAKERUN_CHECK_AS(NotImplemented, snapshot.column_mapping_mode() == delta::ColumnMappingMode::kNone,
                      snapshot.Describe(), ": column mapping is not supported by the loader yet");
-    partition_columns = snapshot.metadata.partition_columns;
+    where = snapshot.Describe();
+    for (const std::string& name : snapshot.metadata.partition_columns) {
+      const delta::StructField* field = snapshot.metadata.schema->FindField(name);
+      LAKERUN_CHECK_AS(CorruptDataError, field != nullptr, where, ": partition column '", name,
+                       "' is not in the table's schema");
+      partitions.types[name] = field->type;
+    }
     for (const delta::AddFile& add : snapshot.files) {
       bool keep = true;
       for (const Filter& f : options.filters) {
-        if (std::find(partition_columns.begin(), partition_columns.end(), f.column) == partition_columns.end()) {
-          continue;
-        }
+        if (!partitions.Has(f.column)) continue;
         const auto it = add.partition_values.find(f.column);
         keep = keep && it != add.partition_values.end() && PartitionMatches(it->second, f);
       }
       if (!keep) continue;
       DataFile file;
       file.path = snapshot.DataFilePath(add);
+      for (const auto& [name, type] : partitions.types) {
+        const auto it = add.partition_values.find(name);
+        file.partition_values[name] = delta::ParsePartitionValue(
+            it != add.partition_values.end() ? it->second : std::nullopt, *type,
+            StrCat(where, ": ", add.path, " partition column '", name, "'"));
+      }
       if (add.deletion_vector) {
         file.deleted = delta::LoadDeletionVector(fs, snapshot.table_path, *add.deletion_vector, snapshot.Describe());
         std::sort(file.deleted.begin(), file.deleted.end());
@@ -531,7 +575,7 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     } else {
       paths.push_back(path);
     }
-    for (std::string& p : paths) files.push_back(DataFile{std::move(p), 0, 0, nullptr, {}});
+    for (std::string& p : paths) files.push_back(DataFile{std::move(p), 0, 0, nullptr, {}, {}});
   }
   for (DataFile& file : files) {
     pq::ReaderOptions reader;
@@ -549,7 +593,7 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   for (const DataFile& f : files) {
     fingerprint += StrCat("file ", f.path, " ", f.size, " ", f.mtime_ms, " deleted ", f.deleted.size(), "\n");
   }
-  auto source = std::make_shared<ParquetTableSource>(std::move(files), options, partition_columns);
+  auto source = std::make_shared<ParquetTableSource>(std::move(files), options, std::move(partitions), where);
   source->set_fingerprint(std::move(fingerprint));
   return source;
 }

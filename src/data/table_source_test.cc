@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -498,9 +499,116 @@ TEST(TableSourceTest, DeltaTableAtAVersionWithPartitionPruning) {
   ASSERT_TRUE(b.has_value());
   EXPECT_TRUE(at::allclose(b->at("score"), b->at("id").to(at::kDouble) * 0.25));
   EXPECT_EQ(std::get<0>(at::sort(b->at("id"))).equal(at::arange(30, at::kLong)), true);
-  t.columns = {"split"};
+  // A string partition column comes from the log, as raw bytes.
+  t.columns = {"id", "split"};
+  t.filters.clear();
   t.delta_version.reset();
-  EXPECT_THROW_WITH(OpenTable(root, t), NotImplemented, "'split'", "partition column");
+  source = OpenTable(root, t);
+  ASSERT_EQ(source->columns().size(), 2u);
+  EXPECT_EQ(source->columns()[1].type, ElementType::kBinary);
+  o.batch_size = 45;
+  o.raw_bytes = {"split"};
+  Loader with_split(source, o);
+  b = with_split.Next();
+  ASSERT_TRUE(b.has_value());
+  ASSERT_EQ(b->size(), 45);
+  for (int64_t i = 0; i < 45; ++i) {
+    const int64_t id = b->at("id")[i].item<int64_t>();
+    EXPECT_EQ(b->bytes("split", i), id >= 30 && id < 40 ? "test" : "train") << "id " << id;
+  }
+}
+
+// Rows of a table partitioned by `label` (integer) and `day` (date), `n` rows from id `first`.
+std::vector<pq::Value> LabelledRows(int64_t first, int64_t n, std::optional<int64_t> label, int64_t day) {
+  std::vector<pq::Value> out;
+  for (int64_t i = first; i < first + n; ++i) {
+    out.push_back(pq::Value::Struct({{"id", pq::Value::Int(i)},
+                                     {"label", label ? pq::Value::Int(*label) : pq::Value::Null()},
+                                     {"day", pq::Value::Int(day)}}));
+  }
+  return out;
+}
+
+TEST(TableSourceTest, NumericAndDatePartitionColumnsBecomeTensorsOnEveryRow) {
+  testing::TempDir dir;
+  const std::string root = dir.Join("table");
+  auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false},
+                                   delta::StructField{"label", delta::PrimitiveType("integer"), true},
+                                   delta::StructField{"day", delta::PrimitiveType("date"), false}});
+  delta::CreateTableOptions create;
+  create.partition_columns = {"label", "day"};
+  create.protocol.min_reader_version = 3;
+  create.protocol.min_writer_version = 7;
+  create.protocol.reader_features = std::vector<std::string>{"deletionVectors"};
+  create.protocol.writer_features = std::vector<std::string>{"deletionVectors"};
+  delta::DeltaTable table = delta::CreateTable(root, schema, create);
+  delta::WriteOptions write;
+  write.parquet.row_group_rows = 8;  // several row groups per file, so units cut files
+  delta::AppendRows(table, LabelledRows(0, 20, 3, 19000), write);
+  delta::AppendRows(table, LabelledRows(20, 20, 7, 19001), write);
+  delta::AppendRows(table, LabelledRows(40, 10, std::nullopt, 19001), write);
+  // Row id 5 of the first file is deleted: partition values stay aligned with the rows left.
+  const delta::Snapshot snapshot = table.Latest();
+  for (const delta::AddFile& add : snapshot.files) {
+    if (add.partition_values.at("label") != std::optional<std::string>("3")) continue;
+    delta::AddFile with_dv = add;
+    with_dv.deletion_vector = delta::InlineDeletionVector({5});
+    delta::ActionSet del;
+    del.removes.push_back(delta::RemoveOf(add, 1));
+    del.adds.push_back(with_dv);
+    delta::Commit(table, del, {});
+  }
+
+  auto expected_label = [](int64_t id) { return id < 20 ? 3 : id < 40 ? 7 : -1; };
+  for (const uint64_t unit_bytes : {uint64_t{0}, uint64_t{40}}) {  // whole row groups, then slices of a few rows
+    TableOptions t;
+    t.columns = {"label", "id", "day"};
+    t.unit_bytes = unit_bytes;
+    auto source = OpenTable(root, t);
+    ASSERT_EQ(source->num_rows(), 49u);
+    ASSERT_EQ(source->columns().size(), 3u);
+    EXPECT_EQ(source->columns()[0].type, ElementType::kInt32);
+    EXPECT_TRUE(source->columns()[0].nullable);
+    EXPECT_EQ(source->columns()[2].type, ElementType::kInt32);
+    EXPECT_FALSE(source->columns()[2].nullable);
+    LoaderOptions o;
+    o.batch_size = 49;
+    o.nulls["label"] = NullPolicy{.fill_value = -1, .emit_mask = true};
+    Loader loader(source, o);
+    auto b = loader.Next();
+    ASSERT_TRUE(b.has_value());
+    ASSERT_EQ(b->at("label").scalar_type(), at::kInt);
+    std::set<int64_t> ids;
+    for (int64_t i = 0; i < b->size(); ++i) {
+      const int64_t id = b->at("id")[i].item<int64_t>();
+      ids.insert(id);
+      EXPECT_EQ(b->at("label")[i].item<int32_t>(), expected_label(id)) << "id " << id;
+      EXPECT_EQ(b->at("label.valid")[i].item<bool>(), id < 40) << "id " << id;
+      EXPECT_EQ(b->at("day")[i].item<int32_t>(), id < 20 ? 19000 : 19001) << "id " << id;
+    }
+    EXPECT_EQ(ids.size(), 49u);
+    EXPECT_EQ(ids.count(5), 0u);
+  }
+  // Filters on partition columns still prune whole files.
+  TableOptions t;
+  t.columns = {"id", "label"};
+  t.filters = {{"label", FilterOp::kEq, int64_t{7}}};
+  EXPECT_EQ(OpenTable(root, t)->num_rows(), 20u);
+}
+
+TEST(TableSourceTest, APartitionColumnOfADecimalTypeIsRefusedByName) {
+  testing::TempDir dir;
+  const std::string root = dir.Join("table");
+  auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false},
+                                   delta::StructField{"price", delta::PrimitiveType("decimal(10,2)"), false}});
+  delta::CreateTableOptions create;
+  create.partition_columns = {"price"};
+  delta::DeltaTable table = delta::CreateTable(root, schema, create);
+  delta::AppendRows(table, {pq::Value::Struct({{"id", pq::Value::Int(1)}, {"price", pq::Value::Int(1250)}})});
+  TableOptions t;
+  EXPECT_EQ(OpenTable(root, t)->columns().size(), 1u);  // every column of the data files: not the partition column
+  t.columns = {"id", "price"};
+  EXPECT_THROW_WITH(OpenTable(root, t), NotImplemented, "partition column 'price'", "decimal(10,2)");
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ struct Filter {
 };
 
 struct TableOptions {
-  /// Top-level columns to read, in this order; empty = every column of the first file.
+  /// Top-level columns to read, in this order; empty = every column of the first file. A Delta partition column
+  /// may be named: its file's value (from the log) on every row, typed as docs/data.md lists (decimal refused).
   std::vector<std::string> columns{};
   /// Conjunction of filters (see above).
   std::vector<Filter> filters{};

@@ -1,0 +1,87 @@
+#include "partition_column.h"
+
+#include <cstring>
+#include <memory>
+
+#include "lakerun/base/error.h"
+#include "spaced_column.h"
+
+namespace lakerun::data {
+
+ColumnInfo PartitionColumnInfo(const std::string& name, const delta::DataType& type, bool nullable,
+                               const std::string& where) {
+  ColumnInfo info;
+  info.name = name;
+  info.nullable = nullable;
+  switch (type.kind) {
+    case delta::TypeKind::kLong:
+    case delta::TypeKind::kTimestamp:
+    case delta::TypeKind::kTimestampNtz: info.type = ElementType::kInt64; break;
+    case delta::TypeKind::kInteger:
+    case delta::TypeKind::kDate: info.type = ElementType::kInt32; break;
+    case delta::TypeKind::kShort: info.type = ElementType::kInt16; break;
+    case delta::TypeKind::kByte: info.type = ElementType::kInt8; break;
+    case delta::TypeKind::kFloat: info.type = ElementType::kFloat32; break;
+    case delta::TypeKind::kDouble: info.type = ElementType::kFloat64; break;
+    case delta::TypeKind::kBoolean: info.type = ElementType::kBool; break;
+    case delta::TypeKind::kString:
+    case delta::TypeKind::kBinary: info.type = ElementType::kBinary; break;
+    default:
+      LAKERUN_THROW(NotImplemented, where, ": partition column '", name, "' is ", delta::TypeName(type),
+                    ", which the loader cannot read into tensors (partition columns of integer, floating-point, "
+                    "boolean, date, timestamp, string and binary types can be read)");
+  }
+  return info;
+}
+
+ColumnChunk ConstantColumn(const ColumnInfo& info, const parquet::Value& value, uint64_t rows) {
+  auto column = std::make_shared<SpacedColumn>();
+  if (value.is_null()) column->validity.assign(rows, 0);
+  if (info.type == ElementType::kBinary) {
+    const std::string& bytes = value.is_null() ? std::string() : value.as_string();
+    column->offsets.resize(rows + 1);
+    column->data.resize(rows * bytes.size());
+    for (uint64_t r = 0; r < rows; ++r) {
+      column->offsets[r] = static_cast<int64_t>(r * bytes.size());
+      if (!bytes.empty()) std::memcpy(column->data.data() + r * bytes.size(), bytes.data(), bytes.size());
+    }
+    column->offsets[rows] = static_cast<int64_t>(rows * bytes.size());
+  } else {
+    const size_t width = ElementSize(info.type);
+    uint8_t one[8] = {};  // the value in the column's element type; zeros for null rows
+    if (!value.is_null()) {
+      const int64_t i = value.as_int();
+      switch (info.type) {
+        case ElementType::kFloat32: {
+          const auto f = static_cast<float>(value.as_double());
+          std::memcpy(one, &f, sizeof(f));
+          break;
+        }
+        case ElementType::kFloat64: {
+          const double d = value.as_double();
+          std::memcpy(one, &d, sizeof(d));
+          break;
+        }
+        case ElementType::kBool: one[0] = value.as_bool() ? 1 : 0; break;
+        default: {  // the integer's low `width` bytes, in the machine's byte order
+          const int8_t i8 = static_cast<int8_t>(i);
+          const int16_t i16 = static_cast<int16_t>(i);
+          const int32_t i32 = static_cast<int32_t>(i);
+          const void* low = width == 1 ? static_cast<const void*>(&i8)
+                            : width == 2 ? static_cast<const void*>(&i16)
+                            : width == 4 ? static_cast<const void*>(&i32)
+                                         : static_cast<const void*>(&i);
+          std::memcpy(one, low, width);
+          break;
+        }
+      }
+    }
+    column->data.resize(rows * width);
+    for (uint64_t r = 0; r < rows; ++r) std::memcpy(column->data.data() + r * width, one, width);
+  }
+  column->values = column->data.data();
+  column->values_size = column->data.size();
+  return SpacedColumn::View(column);
+}
+
+}  // namespace lakerun::data
