@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <optional>
 
 #include "lakerun/base/error.h"
 #include "lakerun/data/shuffle.h"
 #include "lakerun/format/parquet/schema.h"
+#include "lakerun/format/import/import.h"
 #include "lakerun/format/parquet/writer.h"
 
 namespace lakerun::data {
@@ -140,14 +143,58 @@ class RowCopier {
   std::shared_ptr<const UnitData> data_;
 };
 
-}  // namespace
-
-ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint, const ConverterOptions& options,
-                         FileSystem& fs) {
+void CheckOptions(const ConverterOptions& options) {
   LAKERUN_CHECK(!options.cache_dir.empty(), "converter: cache_dir must be set");
   LAKERUN_CHECK(options.world_size > 0, "converter: world_size must be positive, got ", options.world_size);
   LAKERUN_CHECK(options.row_group_rows > 0, "converter: row_group_rows must be positive");
   LAKERUN_CHECK(options.rows_per_file > 0, "converter: rows_per_file must be positive");
+}
+
+// Publishes the cache entry `path` atomically: `write` fills a fresh folder beside it, then a marker holding
+// `described` and a rename make it visible. A failed write leaves nothing behind.
+void PublishEntry(FileSystem& fs, const std::string& path, const std::string& described,
+                  const std::function<void(const std::string& folder)>& write) {
+  const std::string tmp = StrCat(path, ".tmp-", getpid(), "-",
+                                 std::chrono::steady_clock::now().time_since_epoch().count());
+  fs.CreateDirs(tmp);
+  try {
+    write(tmp);
+    fs.WriteAtomically(JoinPath(tmp, kCompleteMarker), described);
+    if (fs.Exists(path)) fs.RemoveAll(path);  // an incomplete entry (no marker) from a crashed run
+    fs.Rename(tmp, path);
+  } catch (...) {
+    fs.RemoveAll(tmp);
+    throw;
+  }
+}
+
+// Every regular file under `path` (itself when a file), with size and modification time, in name order.
+void ListInputs(FileSystem& fs, const std::string& path, std::string* out) {
+  const std::optional<FileInfo> info = fs.Stat(path);
+  LAKERUN_CHECK_AS(IoError, info.has_value(), "converter: cannot read ", path, ": no such file or directory");
+  if (!info->is_directory) {
+    *out += StrCat("input ", path, " ", info->size, " ", info->mtime_ms, "\n");
+    return;
+  }
+  std::vector<FileInfo> entries = fs.List(path);
+  std::sort(entries.begin(), entries.end(), [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+  for (const FileInfo& entry : entries) ListInputs(fs, JoinPath(path, entry.name), out);
+}
+
+const char* KindName(FileSourceKind kind) {
+  switch (kind) {
+    case FileSourceKind::kMnist: return "mnist";
+    case FileSourceKind::kImageFolder: return "image-folder";
+    case FileSourceKind::kCsv: return "csv";
+  }
+  return "?";
+}
+
+}  // namespace
+
+ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint, const ConverterOptions& options,
+                         FileSystem& fs) {
+  CheckOptions(options);
   LAKERUN_CHECK(!fingerprint.empty(), "converter: the source has no content fingerprint; pass one to Convert");
   std::string described = fingerprint;
   for (const ColumnInfo& c : source.columns()) described += StrCat("col ", c.name, " ", ToString(c.type), "\n");
@@ -166,10 +213,7 @@ ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint
     return out;
   }
 
-  const std::string tmp = StrCat(out.path, ".tmp-", getpid(), "-",
-                                 std::chrono::steady_clock::now().time_since_epoch().count());
-  fs.CreateDirs(tmp);
-  try {
+  PublishEntry(fs, out.path, described, [&](const std::string& tmp) {
     pq::WriterOptions writer_options;
     const pq::Schema schema = SchemaFor(source.columns(), &writer_options);
     RowCopier copier(source);
@@ -184,13 +228,54 @@ ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint
       }
       writer.Close();
     }
-    fs.WriteAtomically(JoinPath(tmp, kCompleteMarker), described);
-    if (fs.Exists(out.path)) fs.RemoveAll(out.path);  // an incomplete entry (no marker) from a crashed run
-    fs.Rename(tmp, out.path);
-  } catch (...) {
-    fs.RemoveAll(tmp);
-    throw;
+  });
+  return out;
+}
+
+ConvertedDataset ConvertFiles(const FileSource& source, const ConverterOptions& options, FileSystem& fs) {
+  CheckOptions(options);
+  LAKERUN_CHECK(source.kind != FileSourceKind::kMnist || source.split == "train" || source.split == "test",
+                "converter: the MNIST split must be \"train\" or \"test\", got \"", source.split, "\"");
+  std::string described = StrCat("files ", KindName(source.kind), " ", source.path, " split ",
+                                 source.kind == FileSourceKind::kMnist ? source.split : "", "\n");
+  ListInputs(fs, source.path, &described);
+  described += StrCat("world ", options.world_size, " rg ", options.row_group_rows, " file ", options.rows_per_file,
+                      "\n");
+  ConvertedDataset out;
+  out.key = HashHex(described);
+  out.path = JoinPath(options.cache_dir, out.key);
+  if (fs.Exists(JoinPath(out.path, kCompleteMarker))) {
+    // The importer's layout: part-*.parquet files, counted from the entry itself.
+    for (const FileInfo& entry : fs.List(out.path)) out.files += entry.name.rfind("part-", 0) == 0 ? 1 : 0;
+    out.rows = OpenTable(out.path, {}, fs)->num_rows();
+    out.reused = true;
+    return out;
   }
+  PublishEntry(fs, out.path, described, [&](const std::string& tmp) {
+    importer::ImportOptions import;
+    import.format = importer::OutputFormat::kParquet;
+    import.codec = pq::Codec::kSnappy;  // as Convert writes: the fastest to decode
+    import.row_group_rows = options.row_group_rows;
+    import.rows_per_file = options.rows_per_file;
+    import.files_multiple_of = static_cast<int>(options.world_size);
+    import.fs = &fs;
+    const std::string written = JoinPath(tmp, "data");
+    importer::ImportResult result;
+    switch (source.kind) {
+      case FileSourceKind::kMnist:
+        result = importer::ImportMnist(source.path, written, import, {source.split}).at(0);
+        break;
+      case FileSourceKind::kImageFolder: result = importer::ImportImageFolder(source.path, written, import); break;
+      case FileSourceKind::kCsv: result = importer::ImportCsv(source.path, written, import); break;
+    }
+    // The entry holds the part files themselves, as Convert's entries do.
+    for (const FileInfo& entry : fs.List(result.path)) {
+      fs.Rename(JoinPath(result.path, entry.name), JoinPath(tmp, entry.name));
+    }
+    fs.RemoveAll(written);
+    out.rows = static_cast<uint64_t>(result.rows);
+    out.files = result.files;
+  });
   return out;
 }
 

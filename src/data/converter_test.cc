@@ -4,6 +4,7 @@
 #include <map>
 
 #include "lakerun/base/error.h"
+#include "lakerun/data/image_encode.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/writer.h"
 #include "lakerun_testing/matchers.h"
@@ -113,6 +114,146 @@ TEST(ConverterTest, MaterialisesReusesAndClears) {
   ClearConverterCache(c.cache_dir);
   EXPECT_FALSE(LocalFileSystem().Exists(grown.path));
   EXPECT_FALSE(ConvertTable(table, t, c).reused);
+}
+
+// An uncompressed IDX file of unsigned bytes.
+std::string Idx(uint32_t magic, const std::vector<uint32_t>& dims, const std::string& data) {
+  std::string out;
+  auto be32 = [&out](uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  };
+  be32(magic);
+  for (uint32_t d : dims) be32(d);
+  return out + data;
+}
+
+TEST(ConverterTest, CsvFilesAreConvertedOnceAndAgainWhenTheyChange) {
+  testing::TempDir dir;
+  FileSystem& fs = LocalFileSystem();
+  const std::string csv = dir.Join("iris.csv");
+  std::string text = "sepal,petal,species\n";
+  for (int i = 0; i < 40; ++i) text += std::to_string(i) + "," + std::to_string(i * 0.5) + ",s" + std::to_string(i % 3) + "\n";
+  fs.WriteAtomically(csv, text);
+  ConverterOptions c;
+  c.cache_dir = dir.Join("cache");
+  c.world_size = 4;
+  c.row_group_rows = 6;
+  c.rows_per_file = 10;
+
+  const ConvertedDataset first = ConvertFiles({FileSourceKind::kCsv, csv}, c);
+  EXPECT_FALSE(first.reused);
+  EXPECT_EQ(first.rows, 40u);
+  EXPECT_EQ(first.files, 4);
+  EXPECT_TRUE(fs.Exists(JoinPath(first.path, "_SUCCESS")));
+  const auto converted = OpenTable(first.path);
+  ASSERT_EQ(converted->num_rows(), 40u);
+  ASSERT_EQ(converted->columns().size(), 3u);
+  EXPECT_EQ(converted->columns()[0].name, "sepal");
+  EXPECT_EQ(converted->columns()[0].type, ElementType::kInt64);
+  EXPECT_EQ(converted->columns()[1].type, ElementType::kFloat64);
+  for (size_t u = 0; u < converted->num_units(); ++u) {
+    EXPECT_LE(converted->unit_start(u + 1) - converted->unit_start(u), 6u);
+  }
+  int64_t sum = 0;
+  for (size_t u = 0; u < converted->num_units(); ++u) {
+    const auto unit = converted->ReadUnit(u);
+    for (uint64_t r = 0; r < unit->rows; ++r) {
+      int64_t v;
+      std::memcpy(&v, unit->columns[0].data + r * sizeof(v), sizeof(v));
+      sum += v;
+    }
+  }
+  EXPECT_EQ(sum, 40 * 39 / 2);
+
+  const ConvertedDataset again = ConvertFiles({FileSourceKind::kCsv, csv}, c);
+  EXPECT_TRUE(again.reused);
+  EXPECT_EQ(again.key, first.key);
+  EXPECT_EQ(again.rows, 40u);
+  EXPECT_EQ(again.files, 4);
+
+  fs.WriteAtomically(csv, text + "40,20.0,s1\n");  // new content: a new entry
+  const ConvertedDataset grown = ConvertFiles({FileSourceKind::kCsv, csv}, c);
+  EXPECT_FALSE(grown.reused);
+  EXPECT_NE(grown.key, first.key);
+  EXPECT_EQ(grown.rows, 41u);
+
+  // Bad input names the file and line, and leaves no entry behind.
+  const std::string bad = dir.Join("bad.csv");
+  fs.WriteAtomically(bad, "a,b\n1,2\n3\n");
+  EXPECT_THROW_WITH(ConvertFiles({FileSourceKind::kCsv, bad}, c), CorruptDataError, "bad.csv", "line 3");
+  EXPECT_THROW_WITH(ConvertFiles({FileSourceKind::kCsv, dir.Join("missing.csv")}, c), IoError, "missing.csv");
+  size_t entries = 0;
+  for (const FileInfo& e : fs.List(c.cache_dir)) entries += e.is_directory ? 1 : 0;
+  EXPECT_EQ(entries, 2u);  // first and grown; nothing from the failures
+}
+
+TEST(ConverterTest, MnistIdxFilesAreConvertedPerSplit) {
+  testing::TempDir dir;
+  FileSystem& fs = LocalFileSystem();
+  const std::string src = dir.Join("mnist");
+  fs.CreateDirs(src);
+  std::string pixels(5 * 2 * 3, '\0'), labels;
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<char>(i);
+  for (int i = 0; i < 5; ++i) labels.push_back(static_cast<char>(i % 10));
+  fs.WriteAtomically(JoinPath(src, "t10k-images-idx3-ubyte"), Idx(0x803, {5, 2, 3}, pixels));
+  fs.WriteAtomically(JoinPath(src, "t10k-labels-idx1-ubyte"), Idx(0x801, {5}, labels));
+  ConverterOptions c;
+  c.cache_dir = dir.Join("cache");
+  c.world_size = 2;
+
+  const ConvertedDataset test = ConvertFiles({FileSourceKind::kMnist, src, "test"}, c);
+  EXPECT_EQ(test.rows, 5u);
+  EXPECT_EQ(test.files, 2);
+  const auto converted = OpenTable(test.path);
+  ASSERT_EQ(converted->columns().size(), 2u);
+  EXPECT_EQ(converted->columns()[0].name, "image");
+  std::string seen;
+  for (size_t u = 0; u < converted->num_units(); ++u) {
+    const auto unit = converted->ReadUnit(u);
+    for (uint64_t r = 0; r < unit->rows; ++r) seen += std::string(unit->columns[0].RowView(r, 0));
+  }
+  EXPECT_EQ(seen, pixels);
+  EXPECT_TRUE(ConvertFiles({FileSourceKind::kMnist, src, "test"}, c).reused);
+  // The train split's files are missing: the importer's error names them.
+  EXPECT_THROW(ConvertFiles({FileSourceKind::kMnist, src, "train"}, c), Error);
+  EXPECT_THROW_WITH(ConvertFiles({FileSourceKind::kMnist, src, "validation"}, c), InvalidArgument, "validation");
+}
+
+TEST(ConverterTest, ImageFoldersAreConvertedWithTheirClassLabels) {
+  testing::TempDir dir;
+  FileSystem& fs = LocalFileSystem();
+  const std::string src = dir.Join("flowers");
+  std::vector<uint8_t> pixels(8 * 8 * 3, 128);
+  const std::string jpeg = EncodeJpeg(pixels.data(), 8, 8, 3, 90);
+  for (const char* cls : {"daisy", "tulip"}) {
+    fs.CreateDirs(JoinPath(src, cls));
+    for (int i = 0; i < 3; ++i) fs.WriteAtomically(JoinPath(src, std::string(cls) + "/" + std::to_string(i) + ".jpg"), jpeg);
+  }
+  ConverterOptions c;
+  c.cache_dir = dir.Join("cache");
+  c.world_size = 2;
+  const ConvertedDataset first = ConvertFiles({FileSourceKind::kImageFolder, src}, c);
+  EXPECT_EQ(first.rows, 6u);
+  EXPECT_EQ(first.files % 2, 0);
+  TableOptions t;
+  t.columns = {"label", "image"};
+  const auto converted = OpenTable(first.path, t);
+  int64_t label_sum = 0;
+  for (size_t u = 0; u < converted->num_units(); ++u) {
+    const auto unit = converted->ReadUnit(u);
+    for (uint64_t r = 0; r < unit->rows; ++r) {
+      int64_t label;
+      std::memcpy(&label, unit->columns[0].data + r * sizeof(label), sizeof(label));
+      label_sum += label;
+      EXPECT_EQ(unit->columns[1].RowView(r, 0), jpeg);
+    }
+  }
+  EXPECT_EQ(label_sum, 3);  // daisy 0, tulip 1
+  // A new image: a new entry.
+  fs.WriteAtomically(JoinPath(src, "tulip/3.jpg"), jpeg);
+  const ConvertedDataset grown = ConvertFiles({FileSourceKind::kImageFolder, src}, c);
+  EXPECT_FALSE(grown.reused);
+  EXPECT_EQ(grown.rows, 7u);
 }
 
 TEST(ConverterTest, RejectsBadOptions) {

@@ -9,6 +9,7 @@
 //   ConvertedDataset d = ConvertTable("/data/events", table_options, c);   // d.reused on the second run
 //   Loader loader(OpenTable(d.path), loader_options);
 //   ClearConverterCache(c.cache_dir, d.key);                             // or every entry: key ""
+//   ConvertedDataset csv = ConvertFiles({FileSourceKind::kCsv, "/data/iris.csv"}, c);   // files, not tables
 //
 // Torch-free.
 #pragma once
@@ -51,6 +52,26 @@ ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint
 /// version, the projection and the filters.
 ConvertedDataset ConvertTable(const std::string& table_path, const TableOptions& table,
                               const ConverterOptions& options, FileSystem& fs = LocalFileSystem());
+
+/// Files that are not tables yet: read as `lakerun table import` reads them (lakerun::importer).
+enum class FileSourceKind {
+  kMnist,        ///< a folder of {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]: image (binary), label (long)
+  kImageFolder,  ///< DIR/<class>/<file>.jpg|jpeg|png: image (encoded bytes), label (long), class, file (string)
+  kCsv,          ///< a CSV file with a header line: columns typed long, double or string
+};
+
+struct FileSource {
+  FileSourceKind kind = FileSourceKind::kCsv;
+  std::string path;
+  /// MNIST only: "train" or "test" (the t10k files).
+  std::string split = "train";
+};
+
+/// Converts IDX (MNIST), image-folder or CSV files into cache_dir/<key>, laid out, published and reused as Convert
+/// does. The key hashes the kind, the path, every input file's name, size and modification time, and the options.
+/// Throws what the importer throws for bad input (CorruptDataError naming the file and the line or record).
+ConvertedDataset ConvertFiles(const FileSource& source, const ConverterOptions& options,
+                              FileSystem& fs = LocalFileSystem());
 
 /// Removes the entry `key` of cache_dir, or every entry when `key` is empty.
 void ClearConverterCache(const std::string& cache_dir, const std::string& key = "",
