@@ -2,10 +2,12 @@
 #include "lakerun/data/table_source.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
 #include "error_context.h"
+#include "hive_partitions.h"
 #include "partition_column.h"
 #include "scratch_pool.h"
 #include "lakerun/base/error.h"
@@ -33,7 +35,7 @@ struct DataFile {
   std::map<std::string, pq::Value> partition_values;  // Delta: the file's typed value of every partition column
 };
 
-// A Delta table's partition columns and their types (empty for loose Parquet files).
+// A table's partition columns and their types: a Delta table's, or the key=value folders of loose Parquet files.
 struct PartitionSchema {
   std::map<std::string, delta::DataTypePtr> types;
 
@@ -190,14 +192,17 @@ pq::Predicate ToPredicate(const Filter& f, const pq::ParquetFile& file) {
   return p;
 }
 
-// Whether a Delta partition value satisfies `f` (null partition values never match).
+// Whether a partition value (its text in the Delta log or a Hive folder name) satisfies `f` (null never matches).
 bool PartitionMatches(const std::optional<std::string>& value, const Filter& f) {
   if (!value) return false;
   int cmp;
   if (std::holds_alternative<std::string>(f.value)) {
     cmp = value->compare(std::get<std::string>(f.value));
   } else {
-    const double a = std::stod(*value);
+    char* end = nullptr;
+    const double a = std::strtod(value->c_str(), &end);
+    LAKERUN_CHECK(!value->empty() && end == value->c_str() + value->size(), "filter on partition column '", f.column,
+                  "' compares with a number, but a file's value is '", *value, "'; compare with a string");
     const double b = std::holds_alternative<double>(f.value) ? std::get<double>(f.value)
                                                              : static_cast<double>(std::get<int64_t>(f.value));
     cmp = a < b ? -1 : (a > b ? 1 : 0);
@@ -524,6 +529,12 @@ class ParquetTableSource final : public RowSource {
   std::string fingerprint_;
 };
 
+pq::ReaderOptions ReaderOptionsFor(const TableOptions& options, bool is_delta) {
+  pq::ReaderOptions reader;
+  reader.memory_map = options.memory_map.value_or(is_delta);
+  return reader;
+}
+
 std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& options, FileSystem& fs) {
   std::vector<DataFile> files;
   PartitionSchema partitions;
@@ -575,12 +586,27 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     } else {
       paths.push_back(path);
     }
-    for (std::string& p : paths) files.push_back(DataFile{std::move(p), 0, 0, nullptr, {}, {}});
+    // Hive-style key=value folders are partition columns, as in a Delta table (a column the files hold wins).
+    HivePartitions hive = ParseHivePartitions(path, paths);
+    if (!hive.keys.empty()) {
+      const auto first = pq::ParquetFile::Open(fs, paths.front(), ReaderOptionsFor(options, is_delta));
+      for (const std::string& key : hive.keys) {
+        if (first->schema().FindNode(key) == nullptr) partitions.types[key] = hive.types.at(key);
+      }
+    }
+    for (size_t i = 0; i < paths.size(); ++i) {
+      bool keep = true;
+      for (const Filter& f : options.filters) {
+        if (partitions.Has(f.column)) keep = keep && PartitionMatches(hive.text[i].at(f.column), f);
+      }
+      if (!keep) continue;
+      DataFile file{std::move(paths[i]), 0, 0, nullptr, {}, {}};
+      for (const auto& [name, type] : partitions.types) file.partition_values[name] = hive.values[i].at(name);
+      files.push_back(std::move(file));
+    }
   }
   for (DataFile& file : files) {
-    pq::ReaderOptions reader;
-    reader.memory_map = options.memory_map.value_or(is_delta);
-    file.file = pq::ParquetFile::Open(fs, file.path, reader);
+    file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
     file.size = file.file->file_size();
     if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
   }

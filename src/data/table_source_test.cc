@@ -596,6 +596,59 @@ TEST(TableSourceTest, NumericAndDatePartitionColumnsBecomeTensorsOnEveryRow) {
   EXPECT_EQ(OpenTable(root, t)->num_rows(), 20u);
 }
 
+TEST(TableSourceTest, HiveStyleFoldersOfLooseParquetFilesArePartitionColumns) {
+  testing::TempDir dir;
+  FileSystem& fs = LocalFileSystem();
+  const std::string root = dir.Join("events");
+  // label=<int>/split=<text>/part.parquet, one null label, one escaped split value, ids 0..59 in six files.
+  const std::vector<std::pair<std::string, std::string>> folders = {
+      {"label=3", "split=train"}, {"label=3", "split=test"},       {"label=7", "split=train"},
+      {"label=7", "split=a%2Fb"}, {"label=__HIVE_DEFAULT_PARTITION__", "split=train"}, {"label=12", "split=train"}};
+  for (size_t i = 0; i < folders.size(); ++i) {
+    const std::string folder = root + "/" + folders[i].first + "/" + folders[i].second;
+    fs.CreateDirs(folder);
+    WriteFile(fs, folder + "/part-0.parquet", static_cast<int64_t>(i) * 10, 10, 4);
+  }
+  const std::vector<std::optional<int64_t>> label_of_file = {3, 3, 7, 7, std::nullopt, 12};
+  const std::vector<std::string> split_of_file = {"train", "test", "train", "a/b", "train", "train"};
+
+  TableOptions t;
+  t.columns = {"id", "label", "split"};
+  auto source = OpenTable(root, t);
+  ASSERT_EQ(source->num_rows(), 60u);
+  EXPECT_EQ(source->columns()[1].type, ElementType::kInt64);
+  EXPECT_TRUE(source->columns()[1].nullable);
+  EXPECT_EQ(source->columns()[2].type, ElementType::kBinary);
+  LoaderOptions o;
+  o.batch_size = 60;
+  o.raw_bytes = {"split"};
+  o.nulls["label"] = NullPolicy{.fill_value = -1, .emit_mask = false};
+  Loader loader(source, o);
+  auto b = loader.Next();
+  ASSERT_TRUE(b.has_value());
+  std::set<int64_t> ids;
+  for (int64_t i = 0; i < b->size(); ++i) {
+    const int64_t id = b->at("id")[i].item<int64_t>();
+    ids.insert(id);
+    const size_t file = static_cast<size_t>(id / 10);
+    EXPECT_EQ(b->at("label")[i].item<int64_t>(), label_of_file[file].value_or(-1)) << "id " << id;
+    EXPECT_EQ(b->bytes("split", i), split_of_file[file]) << "id " << id;
+  }
+  EXPECT_EQ(ids.size(), 60u);
+
+  // Filters on folder keys prune files before any of their bytes is read.
+  t.filters = {{"label", FilterOp::kGe, int64_t{7}}, {"split", FilterOp::kEq, std::string("train")}};
+  EXPECT_EQ(OpenTable(root, t)->num_rows(), 20u);  // label=7/split=train and label=12/split=train
+  t.filters = {{"split", FilterOp::kLt, int64_t{3}}};
+  EXPECT_THROW_WITH(OpenTable(root, t), InvalidArgument, "partition column 'split'", "compare with a string");
+
+  // Files under different keys are refused, naming both.
+  fs.CreateDirs(root + "/day=1");
+  WriteFile(fs, root + "/day=1/part-9.parquet", 100, 2, 2);
+  t.filters.clear();
+  EXPECT_THROW_WITH(OpenTable(root, t), InvalidArgument, "day=1/part-9.parquet", "do not name the same keys");
+}
+
 TEST(TableSourceTest, APartitionColumnOfADecimalTypeIsRefusedByName) {
   testing::TempDir dir;
   const std::string root = dir.Join("table");

@@ -3,7 +3,7 @@
 //
 //   TableOptions t;
 //   t.columns = {"image", "label"};
-//   t.filters = {{"split", FilterOp::kEq, std::string("train")},   // Delta partition column: prunes files
+//   t.filters = {{"split", FilterOp::kEq, std::string("train")},   // partition column: prunes files
 //                {"label", FilterOp::kLt, int64_t{5}}};             // data column: prunes row groups by min/max
 //   t.delta_version = 12;
 //   std::shared_ptr<RowSource> source = OpenTable("/data/fashion_mnist", t);
@@ -35,8 +35,9 @@ struct Filter {
 };
 
 struct TableOptions {
-  /// Top-level columns to read, in this order; empty = every column of the first file. A Delta partition column
-  /// may be named: its file's value (from the log) on every row, typed as docs/data.md lists (decimal refused).
+  /// Top-level columns to read, in this order; empty = every column of the first file. A partition column may be
+  /// named (a Delta table's, or a key=value folder of loose Parquet files): its file's value on every row, typed as
+  /// docs/data.md lists (decimal refused).
   std::vector<std::string> columns{};
   /// Conjunction of filters (see above).
   std::vector<Filter> filters{};
