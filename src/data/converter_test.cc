@@ -7,6 +7,7 @@
 #include "lakerun/data/image_encode.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/writer.h"
+#include "lakerun_testing/idx_file.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
 
@@ -116,17 +117,6 @@ TEST(ConverterTest, MaterialisesReusesAndClears) {
   EXPECT_FALSE(ConvertTable(table, t, c).reused);
 }
 
-// An uncompressed IDX file of unsigned bytes.
-std::string Idx(uint32_t magic, const std::vector<uint32_t>& dims, const std::string& data) {
-  std::string out;
-  auto be32 = [&out](uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
-  };
-  be32(magic);
-  for (uint32_t d : dims) be32(d);
-  return out + data;
-}
-
 TEST(ConverterTest, CsvFilesAreConvertedOnceAndAgainWhenTheyChange) {
   testing::TempDir dir;
   FileSystem& fs = LocalFileSystem();
@@ -195,8 +185,8 @@ TEST(ConverterTest, MnistIdxFilesAreConvertedPerSplit) {
   std::string pixels(5 * 2 * 3, '\0'), labels;
   for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<char>(i);
   for (int i = 0; i < 5; ++i) labels.push_back(static_cast<char>(i % 10));
-  fs.WriteAtomically(JoinPath(src, "t10k-images-idx3-ubyte"), Idx(0x803, {5, 2, 3}, pixels));
-  fs.WriteAtomically(JoinPath(src, "t10k-labels-idx1-ubyte"), Idx(0x801, {5}, labels));
+  fs.WriteAtomically(JoinPath(src, "t10k-images-idx3-ubyte"), lakerun::testing::IdxFile(0x803, {5, 2, 3}, pixels));
+  fs.WriteAtomically(JoinPath(src, "t10k-labels-idx1-ubyte"), lakerun::testing::IdxFile(0x801, {5}, labels));
   ConverterOptions c;
   c.cache_dir = dir.Join("cache");
   c.world_size = 2;

@@ -7,6 +7,7 @@
 #include "lakerun/format/delta/table.h"
 #include "lakerun/format/import/import.h"
 #include "lakerun/format/parquet/file_reader.h"
+#include "lakerun_testing/idx_file.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
 
@@ -17,15 +18,7 @@ using parquet::Value;
 
 const char kFashionMnist[] = "/usr/share/datasets/fashion-mnist";
 
-std::string Idx(uint32_t magic, const std::vector<uint32_t>& dims, const std::string& payload) {
-  std::string out;
-  auto put = [&out](uint32_t v) {
-    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
-  };
-  put(magic);
-  for (uint32_t d : dims) put(d);
-  return out + payload;
-}
+using lakerun::testing::IdxFile;
 
 std::string Gzip(const std::string& data) {
   z_stream zs{};
@@ -78,8 +71,8 @@ TEST(ImportMnistTest, FixedListLayoutInParquetCarriesTheShape) {
   std::string pixels, label_bytes;
   for (int i = 0; i < 6 * 4; ++i) pixels.push_back(static_cast<char>(200 + i));
   for (int i = 0; i < 6; ++i) label_bytes.push_back(static_cast<char>(i));
-  LocalFileSystem().WriteAtomically(src.Join("t10k-images-idx3-ubyte.gz"), Gzip(Idx(0x803, {6, 2, 2}, pixels)));
-  LocalFileSystem().WriteAtomically(src.Join("t10k-labels-idx1-ubyte"), Idx(0x801, {6}, label_bytes));
+  LocalFileSystem().WriteAtomically(src.Join("t10k-images-idx3-ubyte.gz"), Gzip(IdxFile(0x803, {6, 2, 2}, pixels)));
+  LocalFileSystem().WriteAtomically(src.Join("t10k-labels-idx1-ubyte"), IdxFile(0x801, {6}, label_bytes));
   ImportOptions options;
   options.format = OutputFormat::kParquet;
   options.image_layout = ImageLayout::kFixedList;
@@ -102,19 +95,19 @@ TEST(ImportMnistTest, BadIdxFilesAreNamed) {
   auto& fs = LocalFileSystem();
   const std::string images = src.Join("t10k-images-idx3-ubyte");
   const std::string labels = src.Join("t10k-labels-idx1-ubyte");
-  fs.WriteAtomically(images, Idx(0x0d03, {2, 2, 2}, std::string(8, 'x')));
+  fs.WriteAtomically(images, IdxFile(0x0d03, {2, 2, 2}, std::string(8, 'x')));
   EXPECT_THROW_WITH(ReadIdx(images), CorruptDataError, images, "bad IDX magic");
-  fs.WriteAtomically(images, Idx(0x803, {2, 2, 2}, std::string(7, 'x')));
+  fs.WriteAtomically(images, IdxFile(0x803, {2, 2, 2}, std::string(7, 'x')));
   EXPECT_THROW_WITH(ReadIdx(images), CorruptDataError, images, "payload is 7 bytes", "need 8");
-  fs.WriteAtomically(images, Gzip(Idx(0x803, {2, 2, 2}, std::string(8, 'x'))).substr(0, 20));
+  fs.WriteAtomically(images, Gzip(IdxFile(0x803, {2, 2, 2}, std::string(8, 'x'))).substr(0, 20));
   EXPECT_THROW_WITH(ReadIdx(images), CorruptDataError, images, "gzip");
-  fs.WriteAtomically(images, Idx(0x803, {2, 2, 2}, std::string(8, 'x')));
-  fs.WriteAtomically(labels, Idx(0x801, {3}, std::string(3, '\1')));
+  fs.WriteAtomically(images, IdxFile(0x803, {2, 2, 2}, std::string(8, 'x')));
+  fs.WriteAtomically(labels, IdxFile(0x801, {3}, std::string(3, '\1')));
   EXPECT_THROW_WITH(ImportMnist(src.path(), out.path(), {}, {"test"}), CorruptDataError, "holds 2 images",
                     "holds 3 labels");
-  fs.WriteAtomically(labels, Idx(0x801, {2}, std::string("\1\x0c", 2)));
+  fs.WriteAtomically(labels, IdxFile(0x801, {2}, std::string("\1\x0c", 2)));
   EXPECT_THROW_WITH(ImportMnist(src.path(), out.path(), {}, {"test"}), CorruptDataError, labels, "label 1 is 12");
-  fs.WriteAtomically(labels, Idx(0x801, {2}, std::string("\1\2", 2)));
+  fs.WriteAtomically(labels, IdxFile(0x801, {2}, std::string("\1\2", 2)));
   ImportOptions too_many;
   too_many.files_multiple_of = 3;
   EXPECT_THROW_WITH(ImportMnist(src.path(), out.path(), too_many, {"test"}), InvalidArgument,
