@@ -236,6 +236,10 @@ ConvertedDataset ConvertFiles(const FileSource& source, const ConverterOptions& 
   CheckOptions(options);
   LAKERUN_CHECK(source.kind != FileSourceKind::kMnist || source.split == "train" || source.split == "test",
                 "converter: the MNIST split must be \"train\" or \"test\", got \"", source.split, "\"");
+  const std::string folder = source.path.empty() || source.path.back() == '/' ? source.path : source.path + "/";
+  LAKERUN_CHECK(options.cache_dir.rfind(folder, 0) != 0 || source.kind == FileSourceKind::kCsv,
+                "converter: cache_dir ", options.cache_dir, " lies inside the source folder ", source.path,
+                ": its entries would be read as input; put the cache elsewhere");
   std::string described = StrCat("files ", KindName(source.kind), " ", source.path, " split ",
                                  source.kind == FileSourceKind::kMnist ? source.split : "", "\n");
   ListInputs(fs, source.path, &described);

@@ -239,6 +239,10 @@ TEST(ConverterTest, ImageFoldersAreConvertedWithTheirClassLabels) {
     }
   }
   EXPECT_EQ(label_sum, 3);  // daisy 0, tulip 1
+  c.cache_dir = JoinPath(src, "cache");  // inside the folder it converts: refused
+  EXPECT_THROW_WITH(ConvertFiles({FileSourceKind::kImageFolder, src}, c), InvalidArgument, "lies inside");
+  EXPECT_FALSE(fs.Exists(c.cache_dir));
+  c.cache_dir = dir.Join("cache");
   // A new image: a new entry.
   fs.WriteAtomically(JoinPath(src, "tulip/3.jpg"), jpeg);
   const ConvertedDataset grown = ConvertFiles({FileSourceKind::kImageFolder, src}, c);
