@@ -32,7 +32,7 @@ struct DataFile {
   int64_t mtime_ms = 0;
   std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
-  std::map<std::string, pq::Value> partition_values;  // Delta: the file's typed value of every partition column
+  std::map<std::string, pq::Value> partition_values;  // the file's typed value of every partition column
 };
 
 // A table's partition columns and their types: a Delta table's, or the key=value folders of loose Parquet files.
@@ -70,7 +70,7 @@ ColumnChunk SkipRows(ColumnChunk chunk, uint64_t skip, const ColumnInfo& info) {
 // How one projected column is stored in one file.
 struct ColumnLayout {
   int leaf = 0;
-  bool partition = false;  // a Delta partition column: its values come from the log (DataFile::partition_values)
+  bool partition = false;  // a partition column: its values come from DataFile::partition_values
   bool is_list = false;
   int16_t list_def_level = 0;  // lists: the definition level at which the list itself is present (not null)
 };
@@ -588,8 +588,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     }
     // Hive-style key=value folders are partition columns, as in a Delta table (a column the files hold wins).
     HivePartitions hive = ParseHivePartitions(path, paths);
+    std::shared_ptr<const pq::ParquetFile> first;  // opened to see its columns; kept for the loop below
     if (!hive.keys.empty()) {
-      const auto first = pq::ParquetFile::Open(fs, paths.front(), ReaderOptionsFor(options, is_delta));
+      first = pq::ParquetFile::Open(fs, paths.front(), ReaderOptionsFor(options, is_delta));
       for (const std::string& key : hive.keys) {
         if (first->schema().FindNode(key) == nullptr) partitions.types[key] = hive.types.at(key);
       }
@@ -600,13 +601,13 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
         if (partitions.Has(f.column)) keep = keep && PartitionMatches(hive.text[i].at(f.column), f);
       }
       if (!keep) continue;
-      DataFile file{std::move(paths[i]), 0, 0, nullptr, {}, {}};
+      DataFile file{std::move(paths[i]), 0, 0, i == 0 ? first : nullptr, {}, {}};
       for (const auto& [name, type] : partitions.types) file.partition_values[name] = hive.values[i].at(name);
       files.push_back(std::move(file));
     }
   }
   for (DataFile& file : files) {
-    file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
+    if (!file.file) file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
     file.size = file.file->file_size();
     if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
   }
