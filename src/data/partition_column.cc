@@ -49,31 +49,17 @@ ColumnChunk ConstantColumn(const ColumnInfo& info, const parquet::Value& value, 
   } else {
     const size_t width = ElementSize(info.type);
     uint8_t one[8] = {};  // the value in the column's element type; zeros for null rows
+    auto put = [&one](auto v) { std::memcpy(one, &v, sizeof v); };
     if (!value.is_null()) {
-      const int64_t i = value.as_int();
       switch (info.type) {
-        case ElementType::kFloat32: {
-          const auto f = static_cast<float>(value.as_double());
-          std::memcpy(one, &f, sizeof(f));
-          break;
-        }
-        case ElementType::kFloat64: {
-          const double d = value.as_double();
-          std::memcpy(one, &d, sizeof(d));
-          break;
-        }
-        case ElementType::kBool: one[0] = value.as_bool() ? 1 : 0; break;
-        default: {  // the integer's low `width` bytes, in the machine's byte order
-          const int8_t i8 = static_cast<int8_t>(i);
-          const int16_t i16 = static_cast<int16_t>(i);
-          const int32_t i32 = static_cast<int32_t>(i);
-          const void* low = width == 1 ? static_cast<const void*>(&i8)
-                            : width == 2 ? static_cast<const void*>(&i16)
-                            : width == 4 ? static_cast<const void*>(&i32)
-                                         : static_cast<const void*>(&i);
-          std::memcpy(one, low, width);
-          break;
-        }
+        case ElementType::kInt8: put(static_cast<int8_t>(value.as_int())); break;
+        case ElementType::kInt16: put(static_cast<int16_t>(value.as_int())); break;
+        case ElementType::kInt32: put(static_cast<int32_t>(value.as_int())); break;
+        case ElementType::kInt64: put(value.as_int()); break;
+        case ElementType::kFloat32: put(static_cast<float>(value.as_double())); break;
+        case ElementType::kFloat64: put(value.as_double()); break;
+        case ElementType::kBool: put(static_cast<uint8_t>(value.as_bool() ? 1 : 0)); break;
+        default: break;  // PartitionColumnInfo makes no other fixed-width type
       }
     }
     column->data.resize(rows * width);
