@@ -306,14 +306,14 @@ int main(int argc, char** argv) {
   auto source = lakerun::data::OpenTable(table, lakerun::data::TableOptions{.memory_map = true});
   struct Series {
     std::vector<double> raw, raw_views, raw_mapped, cold, warm, cold_ratio, cold_ratio_views, cold_ratio_mapped,
-        warm_ratio, cold_faults;
+        warm_ratio, cold_faults, torch_cold_ratio, torch_warm_ratio;  // torch_*: against PyTorch's DataLoader (2.)
   };
   Series series[2];
   const bool s1 = only == 0 || only == 1 || only == 2;
   // 2. PyTorch's DataLoader over the same rows in memory, one of its epochs per round, between the raw scans and
   // the loader's epochs of section 1, so its ratios are medians of per-round ratios too.
   std::unique_ptr<lakerun::bench::EpochPeer> torch_peer;
-  std::vector<double> torch_rates, torch_cold_ratio[2], torch_warm_ratio[2];
+  std::vector<double> torch_rates;
   if (python && (only == 0 || only == 2)) torch_peer = StartTorchDataLoaderPeer(dir, images, labels, rows);
   for (int round = 0; s1 && round < rounds; ++round) {
     const double torch_rate = torch_peer && torch_peer->ok() ? torch_peer->Epoch(600) : 0;
@@ -339,8 +339,8 @@ int main(int argc, char** argv) {
       ser.warm_ratio.push_back(rates.warm / raw);
       ser.cold_faults.push_back(static_cast<double>(rates.cold_faults));
       if (torch_rate > 0) {
-        torch_cold_ratio[threads - 1].push_back(rates.cold / torch_rate);
-        torch_warm_ratio[threads - 1].push_back(rates.warm / torch_rate);
+        ser.torch_cold_ratio.push_back(rates.cold / torch_rate);
+        ser.torch_warm_ratio.push_back(rates.warm / torch_rate);
       }
     }
   }
@@ -493,8 +493,8 @@ int main(int argc, char** argv) {
       const double fastest = *std::max_element(torch_rates.begin(), torch_rates.end());
       std::printf("    torch DataLoader: %.0f samples/s (fastest epoch %.0f); loader 1 thread: cold %.2fx, warm "
                   "%.2fx; 2 threads: cold %.2fx, warm %.2fx\n",
-                  Median(torch_rates), fastest, Median(torch_cold_ratio[0]), Median(torch_warm_ratio[0]),
-                  Median(torch_cold_ratio[1]), Median(torch_warm_ratio[1]));
+                  Median(torch_rates), fastest, Median(series[0].torch_cold_ratio), Median(series[0].torch_warm_ratio),
+                  Median(series[1].torch_cold_ratio), Median(series[1].torch_warm_ratio));
       std::printf("    fastest against fastest: loader 1 thread cold %.2fx, 2 threads cold %.2fx\n",
                   *std::max_element(series[0].cold.begin(), series[0].cold.end()) / fastest,
                   *std::max_element(series[1].cold.begin(), series[1].cold.end()) / fastest);
