@@ -79,7 +79,7 @@ int RunTableConvert(int argc, char** argv) {
   CLI::App app("convert a table or files into the converter's cache, laid out for training on N ranks", argv[0]);
   app.require_subcommand(1);
 
-  ConvertFlags table_flags, mnist_flags, images_flags, csv_flags;
+  ConvertFlags flags;  // bound in every converting subcommand; one of them parses
   std::string table_path;
   std::vector<std::string> columns, filters;
   std::optional<int64_t> version;
@@ -89,24 +89,24 @@ int RunTableConvert(int argc, char** argv) {
   table->add_option("--filter", filters, "COLUMN OP VALUE (OP: = < <= > >=); partition filters drop files, others "
                                          "row groups whose statistics rule them out");
   table->add_option("--version", version, "Delta table version (default: the latest)");
-  table_flags.Add(table);
+  flags.Add(table);
 
   std::string mnist_source, split = "train";
   CLI::App* mnist = app.add_subcommand("mnist", "MNIST / Fashion-MNIST IDX files of one split");
   mnist->add_option("SOURCE_DIR", mnist_source, "directory with {train,t10k}-{images,labels}-*-ubyte[.gz]")
       ->required();
   mnist->add_option("--split", split, "train or test")->check(CLI::IsMember({"train", "test"}));
-  mnist_flags.Add(mnist);
+  flags.Add(mnist);
 
   std::string images_dir;
   CLI::App* images = app.add_subcommand("images", "a folder of JPEG/PNG images in class sub-folders");
   images->add_option("DIR", images_dir, "DIR/<class>/<image>")->required();
-  images_flags.Add(images);
+  flags.Add(images);
 
   std::string csv_file;
   CLI::App* csv = app.add_subcommand("csv", "a CSV file with a header line (types inferred: long, double, string)");
   csv->add_option("FILE", csv_file, "the CSV file")->required();
-  csv_flags.Add(csv);
+  flags.Add(csv);
 
   std::string clear_dir, clear_key;
   CLI::App* clear = app.add_subcommand("clear", "remove one entry of the cache, or all of them");
@@ -119,13 +119,13 @@ int RunTableConvert(int argc, char** argv) {
     t.columns = columns;
     for (const std::string& f : filters) t.filters.push_back(ParseFilter(f));
     t.delta_version = version;
-    Print(data::ConvertTable(table_path, t, table_flags.options));
+    Print(data::ConvertTable(table_path, t, flags.options));
   } else if (mnist->parsed()) {
-    Print(data::ConvertFiles({data::FileSourceKind::kMnist, mnist_source, split}, mnist_flags.options));
+    Print(data::ConvertFiles({data::FileSourceKind::kMnist, mnist_source, split}, flags.options));
   } else if (images->parsed()) {
-    Print(data::ConvertFiles({data::FileSourceKind::kImageFolder, images_dir}, images_flags.options));
+    Print(data::ConvertFiles({data::FileSourceKind::kImageFolder, images_dir}, flags.options));
   } else if (csv->parsed()) {
-    Print(data::ConvertFiles({data::FileSourceKind::kCsv, csv_file}, csv_flags.options));
+    Print(data::ConvertFiles({data::FileSourceKind::kCsv, csv_file}, flags.options));
   } else if (clear->parsed()) {
     data::ClearConverterCache(clear_dir, clear_key);
     std::printf("removed %s\n", clear_key.empty() ? ("every entry of " + clear_dir).c_str()
