@@ -1,6 +1,7 @@
 #include "lakerun/format/parquet/table_reader.h"
 
 #include <algorithm>
+#include <functional>
 #include <future>
 #include <set>
 
@@ -9,49 +10,75 @@
 namespace lakerun::parquet {
 namespace {
 
-// The single leaf a predicate's column names (a dotted leaf path, or a top-level field that is one leaf).
-int PredicateColumn(const Schema& schema, const std::string& column) {
+using format::ColumnStatistics;
+using format::MayMatch;
+
+// The single leaf a filter's column names (a dotted leaf path, or a top-level field that is one leaf).
+int FilterColumn(const Schema& schema, const std::string& column) {
   if (auto c = schema.FindColumn(column)) return *c;
   std::vector<int> under = schema.ColumnsUnder(column);
-  LAKERUN_CHECK(under.size() == 1, "predicate column '", column, "' ",
+  LAKERUN_CHECK(under.size() == 1, "filter column '", column, "' ",
                 under.empty() ? "does not exist" : "is not a single leaf column");
   return under[0];
 }
 
 }  // namespace
 
-bool RowGroupCannotMatch(const FileMetaData& md, int row_group, const Predicate& p) {
-  const Schema& schema = md.schema;
-  const int c = PredicateColumn(schema, p.column);
+StatisticsView RowGroupStatistics(const FileMetaData& md, int row_group) {
   const RowGroupMeta& g = md.row_groups.at(static_cast<size_t>(row_group));
-  const ColumnChunkMeta& chunk = g.columns.at(static_cast<size_t>(c));
-  if (!chunk.statistics) return false;
-  const Statistics& s = *chunk.statistics;
-  const ColumnDescriptor& d = schema.column(c);
-  if (d.max_rep_level > 0) return false;  // list elements: nulls and counts do not map to rows
-  if (p.op == Predicate::Op::kIsNull) return s.null_count && *s.null_count == 0;
-  if (p.op == Predicate::Op::kIsNotNull) return s.null_count && *s.null_count == g.num_rows;
-  // Unsigned 64-bit values do not order as the signed integers Value holds.
-  if (d.logical_type.kind == LogicalType::Kind::kInteger && !d.logical_type.is_signed && d.logical_type.bit_width == 64) {
-    return false;
-  }
-  if (s.null_count && *s.null_count == g.num_rows && g.num_rows > 0) return true;  // all null: no comparison holds
-  std::optional<Value> lo = s.MinValue(d), hi = s.MaxValue(d);
-  if (!lo || !hi || p.value.is_null()) return false;
-  try {
-    switch (p.op) {
-      case Predicate::Op::kEq: return CompareValues(p.value, *lo) < 0 || CompareValues(p.value, *hi) > 0;
-      case Predicate::Op::kLt: return CompareValues(*lo, p.value) >= 0;
-      case Predicate::Op::kLe: return CompareValues(*lo, p.value) > 0;
-      case Predicate::Op::kGt: return CompareValues(*hi, p.value) <= 0;
-      case Predicate::Op::kGe: return CompareValues(*hi, p.value) < 0;
-      default: return false;
+  StatisticsView view;
+  view.num_rows = g.num_rows;
+  view.column = [&md, &g](const std::string& column) -> std::optional<ColumnStatistics> {
+    const Schema& schema = md.schema;
+    const int c = FilterColumn(schema, column);
+    const ColumnChunkMeta& chunk = g.columns.at(static_cast<size_t>(c));
+    const ColumnDescriptor& d = schema.column(c);
+    if (!chunk.statistics || d.max_rep_level > 0) return std::nullopt;  // list elements: counts are not rows
+    const Statistics& s = *chunk.statistics;
+    ColumnStatistics out;
+    out.null_count = s.null_count;
+    // Unsigned 64-bit values do not order as the signed integers Value holds: no bounds.
+    if (!(d.logical_type.kind == LogicalType::Kind::kInteger && !d.logical_type.is_signed &&
+          d.logical_type.bit_width == 64)) {
+      out.min = s.MinValue(d);
+      out.max = s.MaxValue(d);
     }
-  } catch (const InvalidArgument&) {
-    LAKERUN_THROW(InvalidArgument, "predicate on column '", p.column, "' compares ", p.value.ToString(),
-                  " with values like ", lo->ToString());
-  }
+    return out;
+  };
+  return view;
 }
+
+bool RowGroupMayMatch(const FileMetaData& metadata, int row_group, const Filter& filter) {
+  return MayMatch(filter, RowGroupStatistics(metadata, row_group));
+}
+
+namespace {
+
+// Every column of `filter` is a leaf of `schema`, compared with constants of its kind (InvalidArgument otherwise).
+void CheckFilterColumns(const Schema& schema, const Filter& filter, const std::string& file) {
+  for (const std::string& column : filter.Columns()) {
+    try {
+      FilterColumn(schema, column);
+    } catch (const InvalidArgument& e) {
+      LAKERUN_THROW(InvalidArgument, file, ": ", e.what());
+    }
+  }
+  std::function<void(const Filter&)> check = [&](const Filter& f) {
+    for (const Filter& c : f.children()) check(c);
+    if (!f.is_leaf()) return;
+    const ColumnDescriptor& d = schema.column(FilterColumn(schema, f.column()));
+    const bool bytes = d.physical_type == PhysicalType::kByteArray ||
+                       d.physical_type == PhysicalType::kFixedLenByteArray || d.physical_type == PhysicalType::kInt96;
+    for (const Value& v : f.values()) {
+      const bool text = v.kind() == Value::Kind::kString || v.kind() == Value::Kind::kBytes;
+      LAKERUN_CHECK(text == bytes, file, ": filter on column '", f.column(), "' (", ToString(d.physical_type),
+                    ") compares with ", v.ToString(), "; the constant must be a ", bytes ? "string" : "number");
+    }
+  };
+  check(filter);
+}
+
+}  // namespace
 
 TableReader::TableReader(const ParquetFile& file, TableReadOptions options, ThreadPool* pool)
     : file_(file), options_(std::move(options)), pool_(pool) {
@@ -77,6 +104,7 @@ TableReader::TableReader(const ParquetFile& file, TableReadOptions options, Thre
       }
     }
   }
+  CheckFilterColumns(schema, options_.filter, file.path());
   std::vector<int> candidates = options_.row_groups;
   if (candidates.empty()) {
     for (int i = 0; i < file.num_row_groups(); ++i) candidates.push_back(i);
@@ -84,14 +112,7 @@ TableReader::TableReader(const ParquetFile& file, TableReadOptions options, Thre
   for (int rg : candidates) {
     LAKERUN_CHECK(rg >= 0 && rg < file.num_row_groups(), file.path(), ": row group ", rg, " out of range [0, ",
                   file.num_row_groups(), ")");
-    bool skip = false;
-    for (const auto& p : options_.predicates) {
-      if (RowGroupCannotMatch(file.metadata(), rg, p)) {
-        skip = true;
-        break;
-      }
-    }
-    if (!skip) row_groups_.push_back(rg);
+    if (RowGroupMayMatch(file.metadata(), rg, options_.filter)) row_groups_.push_back(rg);
   }
 }
 
@@ -132,25 +153,28 @@ std::optional<RowGroupData> TableReader::Next() {
 
 std::vector<Value> TableReader::ReadRows(int64_t limit) {
   std::vector<Value> rows;
-  while (static_cast<int64_t>(rows.size()) < limit && next_ < row_groups_.size()) {
-    const int rg = row_groups_[next_++];
-    if (columns_.empty()) {
-      // No leaf to read (a schema of empty groups): rows are empty structs.
-      const int64_t n = std::min<int64_t>(limit - static_cast<int64_t>(rows.size()),
-                                          file_.metadata().row_groups[static_cast<size_t>(rg)].num_rows);
-      rows.insert(rows.end(), static_cast<size_t>(std::max<int64_t>(n, 0)), Value::Struct({}));
+  while (static_cast<int64_t>(rows.size()) < limit) {
+    if (pending_next_ == pending_.size()) {  // the rows of the last row group are used up: assemble the next
+      if (next_ >= row_groups_.size()) break;
+      const int rg = row_groups_[next_++];
+      pending_next_ = 0;
+      if (columns_.empty()) {
+        // No leaf to read (a schema of empty groups): rows are empty structs.
+        const int64_t n = file_.metadata().row_groups[static_cast<size_t>(rg)].num_rows;
+        pending_.assign(static_cast<size_t>(std::max<int64_t>(n, 0)), Value::Struct({}));
+        continue;
+      }
+      RowGroupData data = ReadRowGroup(rg);
+      try {
+        pending_ = AssembleRecords(file_.schema(), fields_, data.columns, data.data, data.num_rows);
+      } catch (const CorruptDataError& e) {
+        LAKERUN_THROW(CorruptDataError, file_.path(), ": row group ", rg, ": ", e.what());
+      }
       continue;
     }
-    RowGroupData data = ReadRowGroup(rg);
-    std::vector<Value> part;
-    try {
-      part = AssembleRecords(file_.schema(), fields_, data.columns, data.data, data.num_rows);
-    } catch (const CorruptDataError& e) {
-      LAKERUN_THROW(CorruptDataError, file_.path(), ": row group ", rg, ": ", e.what());
-    }
-    for (auto& r : part) {
-      if (static_cast<int64_t>(rows.size()) >= limit) break;
-      rows.push_back(std::move(r));
+    // Rows assembled but not returned yet stay for the next call.
+    while (pending_next_ < pending_.size() && static_cast<int64_t>(rows.size()) < limit) {
+      rows.push_back(std::move(pending_[pending_next_++]));
     }
   }
   return rows;

@@ -30,34 +30,34 @@ MemFile SortedFile() {
   return f;
 }
 
-std::vector<int> Surviving(const ParquetFile& f, std::vector<Predicate> predicates) {
+std::vector<int> Surviving(const ParquetFile& f, const std::string& filter) {
   TableReadOptions o;
-  o.predicates = std::move(predicates);
+  o.filter = filter.empty() ? Filter() : Filter::Parse(filter);
   return TableReader(f, o).row_groups();
 }
 
 TEST(TableReaderTest, PrunesRowGroupsFromStatistics) {
   MemFile m = SortedFile();
   auto f = m.Open();
-  using Op = Predicate::Op;
-  EXPECT_EQ(Surviving(*f, {}), (std::vector<int>{0, 1, 2, 3, 4}));
-  EXPECT_EQ(Surviving(*f, {{"id", Op::kGe, Value::Int(350)}}), (std::vector<int>{3, 4}));
-  EXPECT_EQ(Surviving(*f, {{"id", Op::kEq, Value::Int(120)}}), (std::vector<int>{1}));
-  EXPECT_EQ(Surviving(*f, {{"id", Op::kLt, Value::Int(100)}}), (std::vector<int>{0}));
-  EXPECT_EQ(Surviving(*f, {{"id", Op::kLe, Value::Int(100)}}), (std::vector<int>{0, 1}));
-  EXPECT_EQ(Surviving(*f, {{"id", Op::kGt, Value::Int(499)}}), (std::vector<int>{}));
-  EXPECT_EQ(Surviving(*f, {{"name", Op::kEq, Value::String("n250")}}), (std::vector<int>{2}));
-  EXPECT_EQ(Surviving(*f, {{"score", Op::kIsNull, Value()}}), (std::vector<int>{2}));
-  EXPECT_EQ(Surviving(*f, {{"score", Op::kIsNotNull, Value()}}), (std::vector<int>{0, 1, 3, 4}));
-  EXPECT_EQ(Surviving(*f, {{"score", Op::kGe, Value::Double(100.0)}}), (std::vector<int>{4}));
-  // Conjunction.
-  EXPECT_EQ(Surviving(*f, {{"id", Op::kGe, Value::Int(150)}, {"id", Op::kLt, Value::Int(250)}}),
-            (std::vector<int>{1, 2}));
+  EXPECT_EQ(Surviving(*f, ""), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(Surviving(*f, "id >= 350"), (std::vector<int>{3, 4}));
+  EXPECT_EQ(Surviving(*f, "id = 120"), (std::vector<int>{1}));
+  EXPECT_EQ(Surviving(*f, "id < 100"), (std::vector<int>{0}));
+  EXPECT_EQ(Surviving(*f, "id <= 100"), (std::vector<int>{0, 1}));
+  EXPECT_EQ(Surviving(*f, "id > 499"), (std::vector<int>{}));
+  EXPECT_EQ(Surviving(*f, "name = 'n250'"), (std::vector<int>{2}));
+  EXPECT_EQ(Surviving(*f, "score is null"), (std::vector<int>{2}));
+  EXPECT_EQ(Surviving(*f, "score is not null"), (std::vector<int>{0, 1, 3, 4}));
+  EXPECT_EQ(Surviving(*f, "score >= 100.0"), (std::vector<int>{4}));
+  EXPECT_EQ(Surviving(*f, "id >= 150 and id < 250"), (std::vector<int>{1, 2}));
+  EXPECT_EQ(Surviving(*f, "id < 50 or id >= 450"), (std::vector<int>{0, 4}));
+  EXPECT_EQ(Surviving(*f, "id in (5, 305)"), (std::vector<int>{0, 3}));
+  EXPECT_EQ(Surviving(*f, "not (id >= 100)"), (std::vector<int>{0}));
   TableReadOptions bad;
-  bad.predicates = {{"nope", Op::kEq, Value::Int(1)}};
+  bad.filter = Filter::Parse("nope = 1");
   EXPECT_THROW_WITH(TableReader(*f, bad), InvalidArgument, "'nope'");
-  bad.predicates = {{"id", Op::kEq, Value::String("x")}};
-  EXPECT_THROW_WITH(TableReader(*f, bad), InvalidArgument, "predicate on column 'id'");
+  bad.filter = Filter::Parse("id = 'x'");
+  EXPECT_THROW_WITH(TableReader(*f, bad), InvalidArgument, "filter on column 'id'");
 }
 
 TEST(TableReaderTest, ReadsPrunedRowsOnly) {
@@ -65,11 +65,27 @@ TEST(TableReaderTest, ReadsPrunedRowsOnly) {
   auto f = m.Open();
   TableReadOptions o;
   o.columns = {"id"};
-  o.predicates = {{"id", Predicate::Op::kGe, Value::Int(420)}};
+  o.filter = Filter::Parse("id >= 420");
   TableReader r(*f, o);
   auto rows = r.ReadRows(1000);
   ASSERT_EQ(rows.size(), 100u);  // the whole surviving row group; rows themselves are not filtered
   EXPECT_EQ(rows.front().ToString(), "{\"id\": 400}");
+}
+
+TEST(TableReaderTest, ReadRowsInPiecesSmallerThanARowGroupLosesNoRow) {
+  MemFile m = SortedFile();
+  auto f = m.Open();
+  TableReadOptions o;
+  o.columns = {"id"};
+  TableReader r(*f, o);
+  std::vector<int64_t> ids;
+  while (true) {
+    std::vector<Value> rows = r.ReadRows(37);  // row groups hold 100 rows
+    if (rows.empty()) break;
+    for (const Value& row : rows) ids.push_back(row.Field("id")->as_int());
+  }
+  ASSERT_EQ(ids.size(), 500u);
+  for (int64_t i = 0; i < 500; ++i) EXPECT_EQ(ids[static_cast<size_t>(i)], i);
 }
 
 TEST(TableReaderTest, ParallelDecodeMatchesSerial) {

@@ -3,7 +3,7 @@
 //
 //   TableReadOptions opts;
 //   opts.columns = {"id", "features"};                       // top-level fields or dotted leaf paths
-//   opts.predicates = {{"id", Predicate::Op::kGe, Value::Int(1000)}};  // prunes row groups by min/max only
+//   opts.filter = Filter::Parse("id >= 1000");             // prunes row groups by min/max only
 //   TableReader reader(*file, opts, &pool);
 //   while (auto rg = reader.Next()) { rg->columns[0] ... }   // RowGroupData, one ColumnData per selected leaf
 //   std::vector<Value> rows = reader.ReadRows(10);           // assembled records of the selected fields
@@ -15,26 +15,24 @@
 #include <vector>
 
 #include "lakerun/base/thread_pool.h"
+#include "lakerun/format/filter.h"
 #include "lakerun/format/parquet/column_data.h"
 #include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/value.h"
 
 namespace lakerun::parquet {
 
-/// A simple comparison of a leaf column against a constant, used only to skip row groups whose statistics prove
-/// that no row can match. Rows of a kept row group are not filtered.
-struct Predicate {
-  enum class Op : int8_t { kEq, kLt, kLe, kGt, kGe, kIsNull, kIsNotNull };
-  std::string column;  ///< dotted leaf path, or a top-level field that is a single leaf
-  Op op = Op::kEq;
-  Value value;  ///< same Value kind as the column's leaves (kInt for INT32/INT64, kString for strings...)
-};
+using format::Filter;
+using format::StatisticsView;
 
 struct TableReadOptions {
   /// Top-level field names or dotted paths of any node; empty selects every column.
   std::vector<std::string> columns;
-  /// Conjunction; a row group is skipped when any predicate is provably false for all its rows.
-  std::vector<Predicate> predicates;
+  /// Prunes row groups: one is skipped when its statistics prove that no row satisfies the filter. Rows of a kept
+  /// row group are not filtered (exact row filtering is the caller's: format::EvaluateRows). Its columns are leaf
+  /// paths (or top-level fields that are one leaf); constants must be numbers for numeric columns and strings for
+  /// byte columns (InvalidArgument otherwise).
+  Filter filter;
   /// Row groups to consider (in this order); empty means all.
   std::vector<int> row_groups;
 };
@@ -65,7 +63,8 @@ class TableReader {
   std::optional<RowGroupData> Next();
 
   /// Assembles up to `limit` rows (from the next row groups) into struct Values holding the selected top-level
-  /// fields; a field is assembled from its selected leaves only. Use either Next() or ReadRows() on one reader.
+  /// fields; a field is assembled from its selected leaves only. Rows of a row group beyond `limit` are kept for the
+  /// next call. Returns fewer than `limit` rows only at the end. Use either Next() or ReadRows() on one reader.
   std::vector<Value> ReadRows(int64_t limit);
 
  private:
@@ -76,10 +75,15 @@ class TableReader {
   std::vector<int> columns_;
   std::vector<int> fields_;
   size_t next_ = 0;
+  std::vector<Value> pending_;  // ReadRows: the assembled rows of the last row group read
+  size_t pending_next_ = 0;     // the first of pending_ not returned yet
 };
 
-/// Whether the statistics of `row_group` prove that no row satisfies `predicate` (row-group pruning).
-bool RowGroupCannotMatch(const FileMetaData& metadata, int row_group, const Predicate& predicate);
+/// What the footer's statistics say of `row_group` (bounds and null counts of its flat leaf columns; nothing for
+/// columns with repetition or unsigned 64-bit ones). The view refers to `metadata`, which must outlive it.
+StatisticsView RowGroupStatistics(const FileMetaData& metadata, int row_group);
+/// False when the statistics of `row_group` prove that no row satisfies `filter` (row-group pruning).
+bool RowGroupMayMatch(const FileMetaData& metadata, int row_group, const Filter& filter);
 
 /// Dremel record assembly: turns decoded leaf columns of one row group into one struct Value per row, holding the
 /// top-level fields `fields` (indexes into schema.root().children). `columns[i]` is the data of schema column
