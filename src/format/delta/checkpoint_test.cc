@@ -163,7 +163,7 @@ TEST(DeltaCheckpointTest, CheckpointOfRealDataReadsBack) {
   EXPECT_EQ(s.checkpoint_version, 2);
   EXPECT_EQ(TableScan(table, s).ReadAll().size(), 12u);
   ScanOptions only;
-  only.filters = {{"part", Filter::Op::kEq, Value::Int(1)}};
+  only.filter = Filter::Parse("part = 1");
   for (const auto& row : TableScan(table, s, only).ReadAll()) EXPECT_EQ(row.Field("part")->as_int(), 1);
 }
 

@@ -66,8 +66,8 @@ TEST(DeltaColumnMappingTest, NameModeWritesAndReadsPhysicalNames) {
   }
   EXPECT_EQ(eu, 3);
   ScanOptions filtered;
-  filtered.filters = {{"quantity", Filter::Op::kGe, Value::Double(6.0)}, {"region", Filter::Op::kEq, Value::String("eu")}};
-  EXPECT_EQ(PruneFiles(s, filtered.filters).size(), 1u);
+  filtered.filter = Filter::Parse("quantity >= 6.0 and region = 'eu'");
+  EXPECT_EQ(PruneFiles(s, filtered.filter).size(), 1u);
   EXPECT_EQ(TableScan(table, s, filtered).ReadAll().size(), 1u);  // i = 5
 
   // Rename the display name 'asset' to 'ticker': same physical name, so the old files still read.

@@ -19,41 +19,6 @@ namespace pq = lakerun::parquet;
 using pq::Value;
 using nlohmann::json;
 
-bool IsNumber(const Value& v) {
-  return v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kFloat || v.kind() == Value::Kind::kDouble;
-}
-
-// Compares two non-null values, mixing integer and floating kinds numerically.
-int Cmp(const Value& a, const Value& b) {
-  if (IsNumber(a) && IsNumber(b) && a.kind() != b.kind()) {
-    const double x = a.as_double(), y = b.as_double();
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  return pq::CompareValues(a, b);
-}
-
-bool Eval(const Value& v, const Filter& f) {
-  switch (f.op) {
-    case Filter::Op::kIsNull:
-      return v.is_null();
-    case Filter::Op::kIsNotNull:
-      return !v.is_null();
-    default:
-      break;
-  }
-  if (v.is_null() || f.value.is_null()) return false;
-  const int c = Cmp(v, f.value);
-  switch (f.op) {
-    case Filter::Op::kEq: return c == 0;
-    case Filter::Op::kNe: return c != 0;
-    case Filter::Op::kLt: return c < 0;
-    case Filter::Op::kLe: return c <= 0;
-    case Filter::Op::kGt: return c > 0;
-    case Filter::Op::kGe: return c >= 0;
-    default: return true;
-  }
-}
-
 bool IsPartition(const Snapshot& s, const std::string& name) {
   const auto& p = s.metadata.partition_columns;
   return std::find(p.begin(), p.end(), name) != p.end();
@@ -69,11 +34,6 @@ std::string LogKey(const Snapshot& s, const StructField& f) {
   return s.column_mapping_mode() == ColumnMappingMode::kNone ? f.name : f.PhysicalName();
 }
 
-Value PartitionValueOf(const Snapshot& s, const AddFile& file, const StructField& f) {
-  auto it = file.partition_values.find(LogKey(s, f));
-  const std::optional<std::string> text = it == file.partition_values.end() ? std::nullopt : it->second;
-  return ParsePartitionValue(text, *f.type, StrCat(s.Describe(), " file ", file.path, " partition column ", f.name));
-}
 
 // INT96 (nanoseconds of day + Julian day) to microseconds since the epoch.
 int64_t Int96ToMicros(const std::string& b) {
@@ -163,79 +123,17 @@ std::map<const StructField*, std::string> MapColumns(const Snapshot& s, const pq
 
 }  // namespace
 
-bool FileMayMatch(const Snapshot& s, const AddFile& file, const std::vector<Filter>& filters) {
-  std::optional<json> stats;
-  bool stats_parsed = false;
-  for (const auto& f : filters) {
-    const StructField& field = FieldOrThrow(s, f.column);
-    if (IsPartition(s, f.column)) {
-      if (!Eval(PartitionValueOf(s, file, field), f)) return false;
-      continue;
-    }
-    if (!stats_parsed) {
-      stats_parsed = true;
-      if (file.stats) {
-        json j = json::parse(*file.stats, nullptr, false);
-        if (!j.is_discarded() && j.is_object()) stats = std::move(j);
-      }
-    }
-    if (!stats || !field.type->IsPrimitive()) continue;
-    const std::string key = LogKey(s, field);
-    auto lookup = [&](const char* section) -> const json* {
-      auto it = stats->find(section);
-      if (it == stats->end() || !it->is_object()) return nullptr;
-      auto v = it->find(key);
-      return v == it->end() ? nullptr : &*v;
-    };
-    std::optional<int64_t> num_records;
-    if (auto it = stats->find("numRecords"); it != stats->end() && it->is_number_integer()) {
-      num_records = it->get<int64_t>();
-    }
-    std::optional<int64_t> null_count;
-    if (const json* n = lookup("nullCount"); n && n->is_number_integer()) null_count = n->get<int64_t>();
-    if (f.op == Filter::Op::kIsNull) {
-      if (null_count && *null_count == 0) return false;
-      continue;
-    }
-    if (f.op == Filter::Op::kIsNotNull) {
-      if (null_count && num_records && *null_count == *num_records) return false;
-      continue;
-    }
-    if (f.op == Filter::Op::kNe || f.value.is_null()) continue;
-    std::optional<Value> min, max;
-    if (const json* m = lookup("minValues")) min = ParseStatsValue(m->dump(), *field.type);
-    if (const json* m = lookup("maxValues")) max = ParseStatsValue(m->dump(), *field.type);
-    if (max && (field.type->kind == TypeKind::kTimestamp || field.type->kind == TypeKind::kTimestampNtz)) {
-      max = Value::Int(max->as_int() + 999);  // stats are truncated to milliseconds
-    }
-    if (null_count && num_records && *null_count == *num_records) return false;  // all null: no comparison holds
-    switch (f.op) {
-      case Filter::Op::kEq:
-        if ((min && Cmp(f.value, *min) < 0) || (max && Cmp(f.value, *max) > 0)) return false;
-        break;
-      case Filter::Op::kLt:
-        if (min && Cmp(*min, f.value) >= 0) return false;
-        break;
-      case Filter::Op::kLe:
-        if (min && Cmp(*min, f.value) > 0) return false;
-        break;
-      case Filter::Op::kGt:
-        if (max && Cmp(*max, f.value) <= 0) return false;
-        break;
-      case Filter::Op::kGe:
-        if (max && Cmp(*max, f.value) < 0) return false;
-        break;
-      default:
-        break;
-    }
-  }
-  return true;
+Value PartitionValue(const Snapshot& s, const AddFile& file, const StructField& f) {
+  auto it = file.partition_values.find(LogKey(s, f));
+  const std::optional<std::string> text = it == file.partition_values.end() ? std::nullopt : it->second;
+  return ParsePartitionValue(text, *f.type, StrCat(s.Describe(), " file ", file.path, " partition column ", f.name));
 }
 
-std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const std::vector<Filter>& filters) {
+std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const Filter& filter) {
+  const Filter bound = BindFilter(snapshot, filter);
   std::vector<AddFile> out;
   for (const auto& f : snapshot.files) {
-    if (FileMayMatch(snapshot, f, filters)) out.push_back(f);
+    if (FileMayMatch(snapshot, f, bound)) out.push_back(f);
   }
   return out;
 }
@@ -248,12 +146,10 @@ TableScan::TableScan(const DeltaTable& table, const Snapshot& snapshot, ScanOpti
   } else {
     for (const auto& name : options_.columns) columns_.push_back(&FieldOrThrow(snapshot, name));
   }
-  for (const auto& f : options_.filters) {
-    const StructField& field = FieldOrThrow(snapshot, f.column);
-    LAKERUN_CHECK(field.type->IsPrimitive(), snapshot.Describe(), ": filter on column '", f.column,
-                  "' of type ", TypeName(*field.type), "; only primitive columns can be filtered");
+  options_.filter = BindFilter(snapshot, options_.filter);
+  for (const auto& f : snapshot.files) {
+    if (FileMayMatch(snapshot, f, options_.filter)) files_.push_back(f);
   }
-  files_ = PruneFiles(snapshot, options_.filters);
 }
 
 std::optional<FileBatch> TableScan::Next() {
@@ -293,7 +189,7 @@ std::vector<FileScanTask> PlanScan(const DeltaTable& table, const Snapshot& snap
     for (const StructField* f : columns) {
       auto it = source.find(f);
       task.columns.emplace_back(f->name, it == source.end() ? std::nullopt : std::optional<std::string>(it->second));
-      if (IsPartition(snapshot, f->name)) task.partition_values[f->name] = PartitionValueOf(snapshot, file, *f);
+      if (IsPartition(snapshot, f->name)) task.partition_values[f->name] = PartitionValue(snapshot, file, *f);
     }
     if (file.deletion_vector) {
       task.deleted_rows = LoadDeletionVector(table.fs(), table.path(), *file.deletion_vector, context);
@@ -322,8 +218,10 @@ FileBatch TableScan::ReadFile(const AddFile& file) {
 
   // Every column a filter or the caller needs.
   std::vector<const StructField*> needed = columns_;
-  for (const auto& f : options_.filters) {
-    const StructField* field = &FieldOrThrow(s, f.column);
+  for (const std::string& column : options_.filter.Columns()) {
+    // A top-level field, or the struct field a dotted path starts with.
+    const bool top_level = s.metadata.schema->FindField(column) != nullptr;
+    const StructField* field = &FieldOrThrow(s, top_level ? column : column.substr(0, column.find('.')));
     if (std::find(needed.begin(), needed.end(), field) == needed.end()) needed.push_back(field);
   }
 
@@ -347,7 +245,7 @@ FileBatch TableScan::ReadFile(const AddFile& file) {
   }
   std::map<const StructField*, Value> partition_values;
   for (const StructField* f : needed) {
-    if (IsPartition(s, f->name)) partition_values[f] = PartitionValueOf(s, file, *f);
+    if (IsPartition(s, f->name)) partition_values[f] = PartitionValue(s, file, *f);
   }
 
   auto emit = [&](const Value* physical_row, int64_t position) {
@@ -362,9 +260,22 @@ FileBatch TableScan::ReadFile(const AddFile& file) {
       const Value* v = physical_row->Field(src->second);
       return v ? FromPhysical(*v, *f->type, mapped) : Value::Null();
     };
-    for (const auto& filter : options_.filters) {
-      if (!Eval(value_of(&FieldOrThrow(s, filter.column)), filter)) return;
-    }
+    // A filter column: a top-level field, or a dotted path into a struct field's value.
+    auto filter_value = [&](const std::string& column) -> Value {
+      if (const StructField* f = s.metadata.schema->FindField(column)) return FilterValue(value_of(f), *f->type);
+      const size_t dot = column.find('.');
+      Value v = value_of(&FieldOrThrow(s, column.substr(0, dot)));
+      for (size_t begin = dot + 1; !v.is_null();) {
+        const size_t end = column.find('.', begin);
+        const Value* child = v.Field(column.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+        v = child != nullptr ? *child : Value::Null();
+        if (end == std::string::npos) break;
+        begin = end + 1;
+      }
+      const StructField* leaf = FindFilterColumn(s, column);
+      return leaf != nullptr ? FilterValue(v, *leaf->type) : v;
+    };
+    if (!format::Matches(options_.filter, filter_value)) return;
     std::vector<std::pair<std::string, Value>> fields;
     fields.reserve(columns_.size());
     for (const StructField* f : columns_) fields.emplace_back(f->name, value_of(f));

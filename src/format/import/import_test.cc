@@ -63,7 +63,7 @@ TEST(ImportMnistTest, FashionMnistTestSplitReadsBackBitIdentical) {
     ASSERT_EQ(rows[i].Field("label")->as_int(), static_cast<unsigned char>(labels.data[i])) << "row " << i;
   }
   // Label statistics prune: every file holds labels 0..9.
-  EXPECT_EQ(delta::PruneFiles(s, {{"label", delta::Filter::Op::kGt, Value::Int(9)}}).size(), 0u);
+  EXPECT_EQ(delta::PruneFiles(s, delta::Filter::Parse("label > 9")).size(), 0u);
 }
 
 TEST(ImportMnistTest, FixedListLayoutInParquetCarriesTheShape) {

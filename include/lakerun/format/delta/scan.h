@@ -7,7 +7,7 @@
 //   Snapshot snap = table.Latest();
 //   ScanOptions opts;
 //   opts.columns = {"image", "label"};
-//   opts.filters = {{"split", Filter::Op::kEq, parquet::Value::String("train")}};
+//   opts.filter = Filter::Parse("split = 'train' and label < 5");
 //   TableScan scan(table, snap, opts);
 //   while (auto batch = scan.Next()) { for (const auto& row : batch->rows) ... }
 #pragma once
@@ -19,33 +19,41 @@
 #include <vector>
 
 #include "lakerun/format/delta/snapshot.h"
+#include "lakerun/format/filter.h"
 #include "lakerun/format/delta/table.h"
 #include "lakerun/format/parquet/value.h"
 
 namespace lakerun::delta {
 
-/// A comparison of a top-level column with a constant. Filters prune files (partition values exactly, data
-/// columns by min/max/nullCount statistics) and filter the rows a scan returns.
-struct Filter {
-  enum class Op : int8_t { kEq, kNe, kLt, kLe, kGt, kGe, kIsNull, kIsNotNull };
-  std::string column;  ///< logical (display) name of a top-level primitive column
-  Op op = Op::kEq;
-  parquet::Value value;  ///< of the column's Value kind (values.h); ignored by kIsNull / kIsNotNull
-};
+/// Filters are lakerun's one filter expression (format/filter.h). Against a table, a filter's columns are logical
+/// names (top-level, or dotted paths of struct leaves); string constants on date and timestamp columns are parsed
+/// as dates / ISO-8601 timestamps, and decimal columns compare as numbers.
+using Filter = format::Filter;
 
 struct ScanOptions {
   /// Top-level columns (logical names) to return, in this order; empty: every column in schema order.
   std::vector<std::string> columns;
-  /// Conjunction of filters.
-  std::vector<Filter> filters;
+  /// Rows to return: prunes files (partition values exactly, data columns by the add's min/max/nullCount stats)
+  /// and filters the rows read.
+  Filter filter;
   /// Rows read per Parquet read call.
   int64_t batch_rows = 65536;
 };
 
-/// Whether the file may hold rows matching every filter (false only when the log proves it cannot).
-bool FileMayMatch(const Snapshot& snapshot, const AddFile& file, const std::vector<Filter>& filters);
-/// The live files that may hold matching rows, in snapshot order.
-std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const std::vector<Filter>& filters);
+/// The field a filter column names: a top-level field, or a dotted path through struct fields; nullptr if none.
+const StructField* FindFilterColumn(const Snapshot& snapshot, const std::string& column);
+/// `filter` with its constants in the form the snapshot's column types compare with (see Filter above). Throws
+/// InvalidArgument naming the table and column for an unknown column or a constant of the wrong kind.
+Filter BindFilter(const Snapshot& snapshot, const Filter& filter);
+/// A value of a column of `type` as a bound filter compares it (decimals as numbers; other values unchanged).
+parquet::Value FilterValue(const parquet::Value& value, const DataType& type);
+/// The typed partition value of `field` (a partition column) in `file`.
+parquet::Value PartitionValue(const Snapshot& snapshot, const AddFile& file, const StructField& field);
+/// Whether the file may hold rows matching a bound filter (false only when its partition values or stats prove it
+/// cannot). A file's stats are parsed only when a data column's statistics are asked for.
+bool FileMayMatch(const Snapshot& snapshot, const AddFile& file, const Filter& bound_filter);
+/// The live files that may hold rows matching `filter` (bound here), in snapshot order.
+std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const Filter& filter);
 
 /// The rows of one data file.
 struct FileBatch {
