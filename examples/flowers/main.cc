@@ -74,7 +74,7 @@ std::unique_ptr<data::Loader> MakeLoader(const FlowersOptions& o, const TableInf
                                          int channels, dist::Context& ctx) {
   data::TableOptions t;
   t.columns = {"image", "label"};
-  t.filters = {{"split", data::FilterOp::kEq, split}};
+  t.filter = data::Filter::Compare("split", format::FilterOp::kEq, parquet::Value::String(split));
   t.rank = ctx.rank();
   data::ImageOptions image;
   image.channels = channels;

@@ -48,7 +48,7 @@ std::vector<std::pair<int64_t, double>> ReadSplit(const std::string& table, cons
                                                   int channels) {
   data::TableOptions t;
   t.columns = {"image", "label"};
-  t.filters = {{"split", data::FilterOp::kEq, split}};
+  t.filter = data::Filter::Compare("split", format::FilterOp::kEq, parquet::Value::String(split));
   data::LoaderOptions l;
   l.batch_size = 7;
   l.shuffle.enabled = false;

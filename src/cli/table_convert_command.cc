@@ -37,39 +37,6 @@ struct ConvertFlags {
   }
 };
 
-// "label<5", "split=train", "score>=0.5": a filter on one column; values parse as integer, then number, then text.
-data::Filter ParseFilter(const std::string& text) {
-  static const std::vector<std::pair<std::string, data::FilterOp>> kOps = {
-      {"<=", data::FilterOp::kLe}, {">=", data::FilterOp::kGe}, {"<", data::FilterOp::kLt},
-      {">", data::FilterOp::kGt},  {"=", data::FilterOp::kEq}};
-  for (const auto& [symbol, op] : kOps) {
-    const size_t at = text.find(symbol);
-    if (at == std::string::npos || at == 0) continue;
-    data::Filter filter;
-    filter.column = text.substr(0, at);
-    filter.op = op;
-    const std::string value = text.substr(at + symbol.size());
-    LAKERUN_CHECK(!value.empty(), "--filter '", text, "': no value after '", symbol, "'");
-    size_t used = 0;
-    try {
-      const long long i = std::stoll(value, &used);
-      if (used == value.size()) {
-        filter.value = static_cast<int64_t>(i);
-        return filter;
-      }
-      const double d = std::stod(value, &used);
-      if (used == value.size()) {
-        filter.value = d;
-        return filter;
-      }
-    } catch (const std::exception&) {
-    }
-    filter.value = value;
-    return filter;
-  }
-  LAKERUN_THROW(InvalidArgument, "--filter '", text, "': expected COLUMN OP VALUE with OP one of = < <= > >=");
-}
-
 void Print(const data::ConvertedDataset& d) {
   std::printf("%s %s: %llu rows in %lld files (key %s)\n", d.reused ? "reused" : "converted", d.path.c_str(),
               static_cast<unsigned long long>(d.rows), static_cast<long long>(d.files), d.key.c_str());
@@ -86,8 +53,9 @@ int RunTableConvert(int argc, char** argv) {
   CLI::App* table = app.add_subcommand("table", "a Parquet file, a folder of Parquet files or a Delta table");
   table->add_option("PATH", table_path, "the table")->required();
   table->add_option("--columns", columns, "columns to keep, in this order (default: all)")->delimiter(',');
-  table->add_option("--filter", filters, "COLUMN OP VALUE (OP: = < <= > >=); partition filters drop files, others "
-                                         "row groups whose statistics rule them out");
+  table->add_option("--filter", filters, "rows to convert, e.g. \"label < 5 and split = 'train'\" (= != < <= > >= "
+                                         "IN, IS [NOT] NULL, AND, OR, NOT; strings in single quotes); repeated "
+                                         "--filter options are AND-ed");
   table->add_option("--version", version, "Delta table version (default: the latest)");
   flags.Add(table);
 
@@ -117,7 +85,15 @@ int RunTableConvert(int argc, char** argv) {
   if (table->parsed()) {
     data::TableOptions t;
     t.columns = columns;
-    for (const std::string& f : filters) t.filters.push_back(ParseFilter(f));
+    std::vector<data::Filter> parsed;
+    for (const std::string& f : filters) {
+      try {
+        parsed.push_back(data::Filter::Parse(f));
+      } catch (const InvalidArgument& e) {
+        LAKERUN_THROW(InvalidArgument, "--filter '", f, "': ", e.what());
+      }
+    }
+    t.filter = data::Filter::And(std::move(parsed));
     t.delta_version = version;
     Print(data::ConvertTable(table_path, t, flags.options));
   } else if (mnist->parsed()) {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/logging.h"
 #include "spaced_column.h"
 
 namespace lakerun::data {
@@ -23,13 +24,21 @@ ColumnInfo PartitionColumnInfo(const std::string& name, const delta::DataType& t
     case delta::TypeKind::kByte: info.type = ElementType::kInt8; break;
     case delta::TypeKind::kFloat: info.type = ElementType::kFloat32; break;
     case delta::TypeKind::kDouble: info.type = ElementType::kFloat64; break;
+    case delta::TypeKind::kDecimal:
+      info.type = ElementType::kFloat64;  // the unscaled value over 10^scale (delta::FilterValue)
+      if (type.precision > 15) {
+        Log(LogLevel::Warning, StrCat(where, ": decimal column '", name, "' (", delta::TypeName(type),
+                                      ") becomes float64, which holds 15 significant digits exactly; wider values "
+                                      "are rounded to the nearest float64"));
+      }
+      break;
     case delta::TypeKind::kBoolean: info.type = ElementType::kBool; break;
     case delta::TypeKind::kString:
     case delta::TypeKind::kBinary: info.type = ElementType::kBinary; break;
     default:
-      LAKERUN_THROW(NotImplemented, where, ": partition column '", name, "' is ", delta::TypeName(type),
-                    ", which the loader cannot read into tensors (partition columns of integer, floating-point, "
-                    "boolean, date, timestamp, string and binary types can be read)");
+      LAKERUN_THROW(NotImplemented, where, ": column '", name, "' is ", delta::TypeName(type),
+                    ", which the loader cannot read into tensors from the table's schema (columns of integer, "
+                    "floating-point, decimal, boolean, date, timestamp, string and binary types can be read)");
   }
   return info;
 }

@@ -12,9 +12,10 @@
 namespace lakerun::data {
 
 /// The column a partition column of Delta type `type` becomes: long -> int64, integer -> int32, short -> int16,
-/// byte -> int8, float -> float32, double -> float64, boolean -> bool, date -> int32 (days since 1970-01-01),
-/// timestamp and timestamp_ntz -> int64 (microseconds since the epoch), string and binary -> binary. `nullable`:
-/// some file's value is null. Throws NotImplemented naming `where` and the column for other types (decimal).
+/// byte -> int8, float -> float32, double -> float64, decimal -> float64 (a warning when its precision passes the 15
+/// digits float64 holds exactly), boolean -> bool, date -> int32 (days since 1970-01-01), timestamp and
+/// timestamp_ntz -> int64 (microseconds since the epoch), string and binary -> binary. `nullable`: some file's value
+/// is null. Throws NotImplemented naming `where` and the column for other types (nested).
 ColumnInfo PartitionColumnInfo(const std::string& name, const delta::DataType& type, bool nullable,
                                const std::string& where);
 

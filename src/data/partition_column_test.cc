@@ -50,8 +50,11 @@ TEST(PartitionColumnTest, ANullValueIsNullOnEveryRow) {
 }
 
 TEST(PartitionColumnTest, TypesWithoutATensorFormAreRefusedNamingTheColumn) {
-  EXPECT_THROW_WITH(PartitionColumnInfo("price", *delta::PrimitiveType("decimal(10,2)"), false, "table t version 3"),
-                    NotImplemented, "table t version 3", "partition column 'price'", "decimal(10,2)");
+  const auto nested = delta::MakeStruct({delta::StructField{"a", delta::PrimitiveType("long"), true}});
+  EXPECT_THROW_WITH(PartitionColumnInfo("point", *nested, false, "table t version 3"), NotImplemented,
+                    "table t version 3", "column 'point'", "struct");
+  EXPECT_EQ(PartitionColumnInfo("price", *delta::PrimitiveType("decimal(10,2)"), false, "t").type,
+            ElementType::kFloat64);
 }
 
 }  // namespace

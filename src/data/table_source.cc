@@ -13,6 +13,7 @@
 #include "lakerun/base/error.h"
 #include "spaced_column.h"
 #include "lakerun/format/delta/deletion_vector.h"
+#include "lakerun/format/delta/scan.h"
 #include "lakerun/format/delta/snapshot.h"
 #include "lakerun/format/delta/table.h"
 #include "lakerun/format/delta/values.h"
@@ -33,13 +34,26 @@ struct DataFile {
   std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
   std::map<std::string, pq::Value> partition_values;  // the file's typed value of every partition column
+  // Delta tables: the file's top-level field holding each table column it has (physical names and field ids of
+  // column mapping resolved); a column missing here is absent from the file (schema evolution: read as null).
+  std::map<std::string, std::string> fields;
 };
 
 // A table's partition columns and their types: a Delta table's, or the key=value folders of loose Parquet files.
 struct PartitionSchema {
   std::map<std::string, delta::DataTypePtr> types;
+  // Delta tables: every column of the table's schema, in order, with its type. The table's schema, not a data
+  // file's, defines the columns.
+  bool is_delta = false;
+  std::vector<std::pair<std::string, delta::DataTypePtr>> table_columns;
 
   bool Has(const std::string& name) const { return types.count(name) > 0; }
+  const delta::DataType* TableType(const std::string& name) const {
+    for (const auto& [column, type] : table_columns) {
+      if (column == name) return type.get();
+    }
+    return nullptr;
+  }
 };
 
 // One I/O unit: rows [begin, begin + rows) of a row group (all of it unless TableOptions::unit_bytes slices it).
@@ -71,6 +85,7 @@ ColumnChunk SkipRows(ColumnChunk chunk, uint64_t skip, const ColumnInfo& info) {
 struct ColumnLayout {
   int leaf = 0;
   bool partition = false;  // a partition column: its values come from DataFile::partition_values
+  bool absent = false;     // a Delta column the file lacks (added to the table later): null on every row
   bool is_list = false;
   int16_t list_def_level = 0;  // lists: the definition level at which the list itself is present (not null)
 };
@@ -161,60 +176,42 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, Column
   return info;
 }
 
-pq::Predicate ToPredicate(const Filter& f, const pq::ParquetFile& file) {
-  const auto leaf = file.schema().FindColumn(f.column);
-  LAKERUN_CHECK(leaf.has_value(), file.path(), ": filter column '", f.column, "' is not a leaf column");
-  const pq::PhysicalType type = file.schema().column(*leaf).physical_type;
-  pq::Predicate p;
-  p.column = f.column;
-  p.op = f.op == FilterOp::kEq ? pq::Predicate::Op::kEq
-         : f.op == FilterOp::kLt ? pq::Predicate::Op::kLt
-         : f.op == FilterOp::kLe ? pq::Predicate::Op::kLe
-         : f.op == FilterOp::kGt ? pq::Predicate::Op::kGt
-                                 : pq::Predicate::Op::kGe;
-  const std::string bad = StrCat(file.path(), ": filter on '", f.column, "' (", pq::ToString(type),
-                                 ") needs a value of the column's kind");
-  if (type == pq::PhysicalType::kInt32 || type == pq::PhysicalType::kInt64) {
-    LAKERUN_CHECK(std::holds_alternative<int64_t>(f.value), bad);
-    p.value = pq::Value::Int(std::get<int64_t>(f.value));
-  } else if (type == pq::PhysicalType::kFloat || type == pq::PhysicalType::kDouble) {
-    const double v = std::holds_alternative<double>(f.value) ? std::get<double>(f.value)
-                     : std::holds_alternative<int64_t>(f.value)
-                         ? static_cast<double>(std::get<int64_t>(f.value))
-                         : throw InvalidArgument(bad);
-    p.value = type == pq::PhysicalType::kFloat ? pq::Value::Float(static_cast<float>(v)) : pq::Value::Double(v);
-  } else if (type == pq::PhysicalType::kByteArray) {
-    LAKERUN_CHECK(std::holds_alternative<std::string>(f.value), bad);
-    p.value = pq::Value::String(std::get<std::string>(f.value));
-  } else {
-    LAKERUN_THROW(NotImplemented, bad);
-  }
-  return p;
+// What partition values alone say of a file: its value of every partition column, nothing of other columns.
+format::StatisticsView PartitionStatistics(const std::map<std::string, pq::Value>& values) {
+  format::StatisticsView view;
+  view.num_rows = 1;  // a null partition value is null on every row: null_count == num_rows
+  view.column = [&values](const std::string& column) -> std::optional<format::ColumnStatistics> {
+    const auto it = values.find(column);
+    if (it == values.end()) return std::nullopt;
+    if (it->second.is_null()) return format::ColumnStatistics{std::nullopt, std::nullopt, 1};
+    return format::ColumnStatistics{it->second, it->second, 0};
+  };
+  return view;
 }
 
-// Whether a partition value (its text in the Delta log or a Hive folder name) satisfies `f` (null never matches).
-bool PartitionMatches(const std::optional<std::string>& value, const Filter& f) {
-  if (!value) return false;
-  int cmp;
-  if (std::holds_alternative<std::string>(f.value)) {
-    cmp = value->compare(std::get<std::string>(f.value));
-  } else {
-    char* end = nullptr;
-    const double a = std::strtod(value->c_str(), &end);
-    LAKERUN_CHECK(!value->empty() && end == value->c_str() + value->size(), "filter on partition column '", f.column,
-                  "' compares with a number, but a file's value is '", *value, "'; compare with a string");
-    const double b = std::holds_alternative<double>(f.value) ? std::get<double>(f.value)
-                                                             : static_cast<double>(std::get<int64_t>(f.value));
-    cmp = a < b ? -1 : (a > b ? 1 : 0);
+// The filter's column vector of a decoded chunk of a scalar column.
+format::ColumnVector FilterVector(const ColumnChunk& chunk, const ColumnInfo& info, const std::string& where) {
+  LAKERUN_CHECK(!info.is_list && info.elements_per_row() == 1, where, ": filter on column '", info.name,
+                "', which is not a scalar column (", ToString(info.type), " of ", info.shape.size(),
+                "-d shape); filters take scalar columns");
+  using T = format::ColumnVector::Type;
+  format::ColumnVector v;
+  switch (info.type) {
+    case ElementType::kBool: v.type = T::kBool; break;
+    case ElementType::kUInt8: v.type = T::kUInt8; break;
+    case ElementType::kInt8: v.type = T::kInt8; break;
+    case ElementType::kInt16: v.type = T::kInt16; break;
+    case ElementType::kInt32: v.type = T::kInt32; break;
+    case ElementType::kInt64: v.type = T::kInt64; break;
+    case ElementType::kFloat32: v.type = T::kFloat; break;
+    case ElementType::kFloat64: v.type = T::kDouble; break;
+    case ElementType::kBinary: v.type = T::kBytes; break;
   }
-  switch (f.op) {
-    case FilterOp::kEq: return cmp == 0;
-    case FilterOp::kLt: return cmp < 0;
-    case FilterOp::kLe: return cmp <= 0;
-    case FilterOp::kGt: return cmp > 0;
-    case FilterOp::kGe: return cmp >= 0;
-  }
-  return false;
+  v.values = chunk.data;
+  v.offsets = chunk.offsets;
+  v.views = chunk.views;
+  v.validity = chunk.validity;
+  return v;
 }
 
 // Whether `n` views of `row_bytes` bytes each lie back to back in memory.
@@ -271,39 +268,57 @@ class ParquetTableSource final : public RowSource {
                      std::string where)
       : files_(std::move(files)), options_(options), partitions_(std::move(partitions)), where_(std::move(where)) {
     std::vector<std::string> names = options.columns;
-    if (names.empty() && !files_.empty()) {
+    if (names.empty() && partitions_.is_delta) {
+      for (const auto& column : partitions_.table_columns) names.push_back(column.first);
+    } else if (names.empty() && !files_.empty()) {
       for (const auto& child : files_[0].file->schema().root().children) names.push_back(child.name);
     }
     layouts_.resize(files_.size());
+    infos_.resize(names.size());
+    std::vector<std::optional<size_t>> described_by(names.size());  // the file whose column set infos_[c]
+    for (size_t c = 0; c < names.size(); ++c) {
+      if (partitions_.Has(names[c])) infos_[c] = DescribePartitionColumn(names[c]);
+    }
     for (size_t f = 0; f < files_.size(); ++f) {
       for (size_t c = 0; c < names.size(); ++c) {
         ColumnLayout layout;
         if (partitions_.Has(names[c])) {
           layout.partition = true;
           layouts_[f].push_back(layout);
-          if (f == 0) infos_.push_back(DescribePartitionColumn(names[c]));
           continue;
         }
-        ColumnInfo info = Describe(*files_[f].file, names[c], &layout);
-        if (f == 0) {
-          infos_.push_back(info);
+        const std::string* field = FileField(f, names[c]);
+        if (field == nullptr) {
+          layout.absent = true;
+          layouts_[f].push_back(layout);
+          continue;
+        }
+        ColumnInfo info = Describe(*files_[f].file, *field, &layout);
+        info.name = names[c];
+        if (!described_by[c]) {
+          infos_[c] = info;
+          described_by[c] = f;
         } else {
           infos_[c].nullable = infos_[c].nullable || info.nullable;
           const ColumnInfo& first = infos_[c];
           LAKERUN_CHECK(info.type == first.type && info.shape == first.shape, files_[f].path, ": column '",
                         names[c], "' is ", ToString(info.type), " of ", info.shape.size(), "-d shape, but in ",
-                        files_[0].path, " it is ", ToString(first.type), " of ", first.shape.size(), "-d shape");
+                        files_[*described_by[c]].path, " it is ", ToString(first.type), " of ", first.shape.size(),
+                        "-d shape");
         }
         layouts_[f].push_back(layout);
         LAKERUN_CHECK(options.unit_bytes == 0 || !layout.is_list, files_[f].path, ": column '", names[c],
                       "' is a list: TableOptions::unit_bytes can only slice row groups of columns without "
                       "repetition; leave it out of the projection or set unit_bytes to 0");
       }
-      std::vector<pq::Predicate> predicates;
-      for (const Filter& filter : options.filters) {
-        if (partitions_.Has(filter.column)) continue;  // already applied to the files
-        predicates.push_back(ToPredicate(filter, *files_[f].file));
-      }
+    }
+    DescribeAbsentColumns(names, described_by);
+    // Row filtering reads the filter's columns through a source of its own (whole row groups, no filter).
+    const bool filters_rows = !options.filter.is_true() && !FilterIsOnPartitionsOnly();
+    std::shared_ptr<ParquetTableSource> probe;
+    if (filters_rows) probe = FilterProbe();
+    size_t probe_unit = 0;
+    for (size_t f = 0; f < files_.size(); ++f) {
       const pq::FileMetaData& md = files_[f].file->metadata();
       uint64_t file_row = 0;
       auto deleted = files_[f].deleted.begin();
@@ -314,9 +329,11 @@ class ParquetTableSource final : public RowSource {
           rg_deleted.push_back(*deleted++ - file_row);
         }
         file_row += rows;
-        bool pruned = false;
-        for (const auto& p : predicates) pruned = pruned || pq::RowGroupCannotMatch(md, rg, p);
-        if (pruned || rg_deleted.size() == rows) continue;
+        if (rows == 0) continue;
+        const size_t unit_of_probe = probe_unit++;  // the probe has one unit per non-empty row group, in this order
+        if (rg_deleted.size() == rows || !format::MayMatch(options.filter, RowGroupStatistics(f, rg))) continue;
+        if (filters_rows) rg_deleted = FilterRows(*probe, unit_of_probe, rows, std::move(rg_deleted));
+        if (rg_deleted.size() == rows) continue;
         // Equal row slices of about unit_bytes decoded bytes each (one slice: the whole row group).
         uint64_t slices = 1;
         if (options.unit_bytes > 0) {
@@ -386,8 +403,9 @@ class ParquetTableSource final : public RowSource {
     for (size_t c = 0; c < infos_.size(); ++c) {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];
-      if (layout.partition) {  // the file's value on each of the unit's rows
-        ColumnChunk chunk = ConstantColumn(info, files_[unit.file].partition_values.at(info.name), unit.rows);
+      if (layout.partition || layout.absent) {  // the file's value (or null) on each of the unit's rows
+        const pq::Value value = layout.absent ? pq::Value::Null() : files_[unit.file].partition_values.at(info.name);
+        ColumnChunk chunk = ConstantColumn(info, value, unit.rows);
         out->bytes += ChunkBytes(chunk, unit.rows);
         out->columns.push_back(std::move(chunk));
         continue;
@@ -439,12 +457,120 @@ class ParquetTableSource final : public RowSource {
   }
 
  private:
+  // The file's top-level field holding table column `name`: the name itself for Parquet tables (Describe then
+  // refuses a missing one), the resolved field of a Delta table, or nullptr when a Delta file lacks the column.
+  const std::string* FileField(size_t f, const std::string& name) const {
+    if (!partitions_.is_delta) return &name;
+    const auto it = files_[f].fields.find(name);
+    if (it != files_[f].fields.end()) return &it->second;
+    LAKERUN_CHECK(partitions_.TableType(name) != nullptr, where_, ": no column '", name, "' in the table's schema");
+    return nullptr;
+  }
+
+  // Delta columns some file lacks are nullable; those no file holds are typed from the table's schema.
+  void DescribeAbsentColumns(const std::vector<std::string>& names,
+                             const std::vector<std::optional<size_t>>& described_by) {
+    for (size_t c = 0; c < names.size(); ++c) {
+      if (partitions_.Has(names[c])) continue;
+      bool some_file_lacks = false;
+      for (const auto& layouts : layouts_) some_file_lacks = some_file_lacks || layouts[c].absent;
+      if (!described_by[c]) {
+        const delta::DataType* type = partitions_.TableType(names[c]);
+        LAKERUN_INTERNAL_ASSERT(type != nullptr, "a column no file holds outside a Delta table");
+        infos_[c] = PartitionColumnInfo(names[c], *type, /*nullable=*/true, where_);
+      }
+      infos_[c].nullable = infos_[c].nullable || some_file_lacks;
+    }
+  }
+
+  bool FilterIsOnPartitionsOnly() const {
+    for (const std::string& column : options_.filter.Columns()) {
+      if (!partitions_.Has(column)) return false;
+    }
+    return true;
+  }
+
+  // A source over the same files reading the filter's columns of every non-empty row group (one unit each).
+  std::shared_ptr<ParquetTableSource> FilterProbe() const {
+    TableOptions probe_options;
+    probe_options.columns = options_.filter.Columns();
+    probe_options.memory_map = options_.memory_map;
+    std::vector<DataFile> files = files_;
+    for (DataFile& file : files) file.deleted.clear();
+    return std::make_shared<ParquetTableSource>(std::move(files), probe_options, partitions_, where_);
+  }
+
+  // What a row group's footer says of the filter's columns (partition columns: the file's value).
+  format::StatisticsView RowGroupStatistics(size_t f, int rg) const {
+    const format::StatisticsView footer = pq::RowGroupStatistics(files_[f].file->metadata(), rg);
+    const format::StatisticsView partition = PartitionStatistics(files_[f].partition_values);
+    format::StatisticsView view;
+    view.num_rows = footer.num_rows;
+    view.column = [this, f, footer, partition, rows = *footer.num_rows](
+                      const std::string& column) -> std::optional<format::ColumnStatistics> {
+      if (partitions_.Has(column)) {
+        auto stats = partition.column(column);
+        if (stats && stats->null_count == 1) stats->null_count = rows;
+        return stats;
+      }
+      const pq::Schema& schema = files_[f].file->schema();
+      const std::string* field = FileField(f, column);
+      if (field == nullptr) return format::ColumnStatistics{std::nullopt, std::nullopt, rows};  // absent: null
+      const auto leaf = schema.FindColumn(*field);
+      if (!leaf || !StatisticsCompareAsRead(schema.column(*leaf))) return std::nullopt;
+      return footer.column(*field);
+    };
+    return view;
+  }
+
+  // Whether a leaf's footer statistics are Values of the form rows are filtered in (the loader's tensor values):
+  // not for values the loader converts (timestamps in other units than microseconds, INT96, decimals).
+  static bool StatisticsCompareAsRead(const pq::ColumnDescriptor& d) {
+    using K = pq::LogicalType::Kind;
+    if (d.physical_type == pq::PhysicalType::kInt96 || d.physical_type == pq::PhysicalType::kFixedLenByteArray) {
+      return false;
+    }
+    switch (d.logical_type.kind) {
+      case K::kNone: case K::kString: case K::kEnum: case K::kJson: case K::kDate: return true;
+      case K::kInteger: return !(d.logical_type.bit_width == 64 && !d.logical_type.is_signed);
+      case K::kTimestamp: return d.logical_type.unit == pq::TimeUnit::kMicros;
+      default: return false;
+    }
+  }
+
+  // The rows of a row group that fail the filter, merged into `deleted` (sorted positions in the row group).
+  std::vector<uint64_t> FilterRows(const ParquetTableSource& probe, size_t unit, uint64_t rows,
+                                   std::vector<uint64_t> deleted) const {
+    LAKERUN_INTERNAL_ASSERT(probe.num_units() > unit && probe.units_[unit].rows == rows, "filter probe out of step");
+    const std::shared_ptr<const UnitData> data = probe.ReadUnit(unit);
+    std::vector<format::ColumnVector> vectors;
+    for (size_t c = 0; c < probe.infos_.size(); ++c) {
+      vectors.push_back(FilterVector(data->columns[c], probe.infos_[c], probe.DescribeUnit(unit)));
+    }
+    std::vector<uint8_t> keep(rows);
+    format::EvaluateRows(options_.filter, static_cast<int64_t>(rows), [&](const std::string& column) {
+      const auto it = std::find_if(probe.infos_.begin(), probe.infos_.end(),
+                                   [&](const ColumnInfo& info) { return info.name == column; });
+      return vectors[static_cast<size_t>(it - probe.infos_.begin())];
+    }, keep.data());
+    std::vector<uint64_t> out;
+    out.reserve(rows);
+    auto next = deleted.begin();
+    for (uint64_t r = 0; r < rows; ++r) {
+      const bool was_deleted = next != deleted.end() && *next == r;
+      if (was_deleted) ++next;
+      if (was_deleted || !keep[r]) out.push_back(r);
+    }
+    return out;
+  }
+
   // Decoded bytes of the projected columns of a row group, from the footer.
   uint64_t ProjectedBytes(size_t file, int row_group) const {
     const pq::RowGroupMeta& rg = files_[file].file->metadata().row_groups.at(row_group);
     uint64_t bytes = 0;
     for (size_t c = 0; c < layouts_[file].size(); ++c) {
       const ColumnLayout& layout = layouts_[file][c];
+      if (layout.absent) continue;
       if (layout.partition) {
         const pq::Value& value = files_[file].partition_values.at(infos_[c].name);
         const uint64_t row_bytes = infos_[c].type == ElementType::kBinary
@@ -529,13 +655,43 @@ class ParquetTableSource final : public RowSource {
   std::string fingerprint_;
 };
 
+// Each table column's top-level field in a Delta data file: by name, by physical name (column mapping 'name') or
+// by Parquet field id (column mapping 'id'). Columns the file lacks are left out.
+std::map<std::string, std::string> FileFields(const delta::Snapshot& snapshot, const pq::Schema& schema,
+                                              const std::string& path) {
+  const delta::ColumnMappingMode mode = snapshot.column_mapping_mode();
+  std::map<std::string, std::string> fields;
+  for (const delta::StructField& field : snapshot.metadata.schema->fields) {
+    for (const pq::SchemaNode& child : schema.root().children) {
+      bool match;
+      if (mode == delta::ColumnMappingMode::kId) {
+        LAKERUN_CHECK_AS(CorruptDataError, field.field_id.has_value(), snapshot.Describe(), ": column '",
+                         field.name, "' has no delta.columnMapping.id under column mapping mode 'id'");
+        match = child.field_id == field.field_id;
+      } else {
+        match = child.name == (mode == delta::ColumnMappingMode::kName ? field.PhysicalName() : field.name);
+      }
+      if (match) {
+        fields[field.name] = child.name;
+        break;
+      }
+    }
+  }
+  return fields;
+}
+
 pq::ReaderOptions ReaderOptionsFor(const TableOptions& options, bool is_delta) {
   pq::ReaderOptions reader;
   reader.memory_map = options.memory_map.value_or(is_delta);
   return reader;
 }
 
-std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& options, FileSystem& fs) {
+std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& opened_with, FileSystem& fs) {
+  TableOptions options = opened_with;  // with drop_null_rows folded into the filter (and bound, for Delta)
+  std::vector<Filter> conjuncts{options.filter};
+  for (const std::string& column : options.drop_null_rows) conjuncts.push_back(Filter::IsNotNull(column));
+  options.filter = Filter::And(std::move(conjuncts));
+  options.drop_null_rows.clear();
   std::vector<DataFile> files;
   PartitionSchema partitions;
   std::string where = path;
@@ -545,31 +701,29 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     const delta::Snapshot snapshot = options.delta_version      ? table.AtVersion(*options.delta_version)
                                      : options.delta_timestamp_ms ? table.AtTimestamp(*options.delta_timestamp_ms)
                                                                   : table.Latest();
-    LAKERUN_CHECK_AS(NotImplemented, snapshot.column_mapping_mode() == delta::ColumnMappingMode::kNone,
-                     snapshot.Describe(), ": column mapping is not supported by the loader yet");
     where = snapshot.Describe();
+    partitions.is_delta = true;
+    for (const delta::StructField& field : snapshot.metadata.schema->fields) {
+      partitions.table_columns.emplace_back(field.name, field.type);
+    }
     for (const std::string& name : snapshot.metadata.partition_columns) {
       const delta::StructField* field = snapshot.metadata.schema->FindField(name);
       LAKERUN_CHECK_AS(CorruptDataError, field != nullptr, where, ": partition column '", name,
                        "' is not in the table's schema");
       partitions.types[name] = field->type;
     }
+    options.filter = delta::BindFilter(snapshot, options.filter);
     for (const delta::AddFile& add : snapshot.files) {
-      bool keep = true;
-      for (const Filter& f : options.filters) {
-        if (!partitions.Has(f.column)) continue;
-        const auto it = add.partition_values.find(f.column);
-        keep = keep && it != add.partition_values.end() && PartitionMatches(it->second, f);
-      }
-      if (!keep) continue;
+      if (!delta::FileMayMatch(snapshot, add, options.filter)) continue;  // partition values and stats
       DataFile file;
       file.path = snapshot.DataFilePath(add);
       for (const auto& [name, type] : partitions.types) {
-        const auto it = add.partition_values.find(name);
-        file.partition_values[name] = delta::ParsePartitionValue(
-            it != add.partition_values.end() ? it->second : std::nullopt, *type,
-            StrCat(where, ": ", add.path, " partition column '", name, "'"));
+        // Decimals as their numeric value (float64 columns; filters compare them as numbers too).
+        file.partition_values[name] =
+            delta::FilterValue(delta::PartitionValue(snapshot, add, *snapshot.metadata.schema->FindField(name)), *type);
       }
+      file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
+      file.fields = FileFields(snapshot, file.file->schema(), file.path);
       if (add.deletion_vector) {
         file.deleted = delta::LoadDeletionVector(fs, snapshot.table_path, *add.deletion_vector, snapshot.Describe());
         std::sort(file.deleted.begin(), file.deleted.end());
@@ -595,11 +749,15 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
         if (first->schema().FindNode(key) == nullptr) partitions.types[key] = hive.types.at(key);
       }
     }
+    const std::vector<std::string> filter_columns = options.filter.Columns();
+    const bool on_keys_only = std::all_of(filter_columns.begin(), filter_columns.end(),
+                                          [&](const std::string& c) { return partitions.Has(c); });
     for (size_t i = 0; i < paths.size(); ++i) {
-      bool keep = true;
-      for (const Filter& f : options.filters) {
-        if (partitions.Has(f.column)) keep = keep && PartitionMatches(hive.text[i].at(f.column), f);
-      }
+      std::map<std::string, pq::Value> values;
+      for (const auto& [name, type] : partitions.types) values[name] = hive.values[i].at(name);
+      // A filter on folder keys alone is decided per file, exactly (a constant it cannot compare with is an error).
+      const bool keep = on_keys_only ? format::Matches(options.filter, [&](const std::string& c) { return values.at(c); })
+                                     : format::MayMatch(options.filter, PartitionStatistics(values));
       if (!keep) continue;
       DataFile file{std::move(paths[i]), 0, 0, i == 0 ? first : nullptr, {}, {}};
       for (const auto& [name, type] : partitions.types) file.partition_values[name] = hive.values[i].at(name);
@@ -613,10 +771,7 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   }
   std::string fingerprint = StrCat("table ", path, "\n");
   for (const std::string& c : options.columns) fingerprint += StrCat("column ", c, "\n");
-  for (const Filter& f : options.filters) {
-    fingerprint += StrCat("filter ", f.column, " ", static_cast<int>(f.op), " ", f.value.index(), " ");
-    std::visit([&](const auto& v) { fingerprint += StrCat(v, "\n"); }, f.value);
-  }
+  fingerprint += StrCat("filter ", options.filter.ToString(), "\n");
   for (const DataFile& f : files) {
     fingerprint += StrCat("file ", f.path, " ", f.size, " ", f.mtime_ms, " deleted ", f.deleted.size(), "\n");
   }

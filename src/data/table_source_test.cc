@@ -225,11 +225,12 @@ TEST(TableSourceTest, StatisticsFiltersPruneRowGroupsBeforeAnyRead) {
   testing::TempDir dir;
   WriteFile(LocalFileSystem(), dir.Join("t.parquet"), 0, 100, 10);
   TableOptions t;
-  t.filters = {{"id", FilterOp::kGe, int64_t{45}}, {"id", FilterOp::kLt, int64_t{70}}};
+  t.filter = Filter::Parse("id >= 45 and id < 70");
   auto source = OpenTable(dir.Join("t.parquet"), t);
-  EXPECT_EQ(source->num_rows(), 30u);  // row groups 40-49, 50-59, 60-69
+  EXPECT_EQ(source->num_rows(), 25u);  // rows 45-69 of row groups 40-49, 50-59, 60-69
+  EXPECT_EQ(source->num_units(), 3u);
   EXPECT_EQ(source->DescribeUnit(0), dir.Join("t.parquet") + " row group 4");
-  t.filters = {{"id", FilterOp::kEq, std::string("x")}};
+  t.filter = Filter::Parse("id = 'x'");
   EXPECT_THROW_WITH(OpenTable(dir.Join("t.parquet"), t), InvalidArgument, "'id'");
 }
 
@@ -487,7 +488,7 @@ TEST(TableSourceTest, DeltaTableAtAVersionWithPartitionPruning) {
   TableOptions t;
   t.columns = {"id", "score"};
   EXPECT_EQ(OpenTable(root, t)->num_rows(), 45u);
-  t.filters = {{"split", FilterOp::kEq, std::string("train")}};
+  t.filter = Filter::Parse("split = 'train'");
   EXPECT_EQ(OpenTable(root, t)->num_rows(), 35u);
   t.delta_version = v1;
   auto source = OpenTable(root, t);
@@ -501,7 +502,7 @@ TEST(TableSourceTest, DeltaTableAtAVersionWithPartitionPruning) {
   EXPECT_EQ(std::get<0>(at::sort(b->at("id"))).equal(at::arange(30, at::kLong)), true);
   // A string partition column comes from the log, as raw bytes.
   t.columns = {"id", "split"};
-  t.filters.clear();
+  t.filter = Filter();
   t.delta_version.reset();
   source = OpenTable(root, t);
   ASSERT_EQ(source->columns().size(), 2u);
@@ -592,7 +593,7 @@ TEST(TableSourceTest, NumericAndDatePartitionColumnsBecomeTensorsOnEveryRow) {
   // Filters on partition columns still prune whole files.
   TableOptions t;
   t.columns = {"id", "label"};
-  t.filters = {{"label", FilterOp::kEq, int64_t{7}}};
+  t.filter = Filter::Parse("label = 7");
   EXPECT_EQ(OpenTable(root, t)->num_rows(), 20u);
 }
 
@@ -637,31 +638,46 @@ TEST(TableSourceTest, HiveStyleFoldersOfLooseParquetFilesArePartitionColumns) {
   EXPECT_EQ(ids.size(), 60u);
 
   // Filters on folder keys prune files before any of their bytes is read.
-  t.filters = {{"label", FilterOp::kGe, int64_t{7}}, {"split", FilterOp::kEq, std::string("train")}};
+  t.filter = Filter::Parse("label >= 7 and split = 'train'");
   EXPECT_EQ(OpenTable(root, t)->num_rows(), 20u);  // label=7/split=train and label=12/split=train
-  t.filters = {{"split", FilterOp::kLt, int64_t{3}}};
-  EXPECT_THROW_WITH(OpenTable(root, t), InvalidArgument, "partition column 'split'", "compare with a string");
+  t.filter = Filter::Parse("split < 3");
+  EXPECT_THROW_WITH(OpenTable(root, t), InvalidArgument, "filter on column 'split'", "compares 3 with values like");
 
   // Files under different keys are refused, naming both.
   fs.CreateDirs(root + "/day=1");
   WriteFile(fs, root + "/day=1/part-9.parquet", 100, 2, 2);
-  t.filters.clear();
+  t.filter = Filter();
   EXPECT_THROW_WITH(OpenTable(root, t), InvalidArgument, "day=1/part-9.parquet", "do not name the same keys");
 }
 
-TEST(TableSourceTest, APartitionColumnOfADecimalTypeIsRefusedByName) {
+TEST(TableSourceTest, ADecimalPartitionColumnIsItsNumericValue) {
   testing::TempDir dir;
   const std::string root = dir.Join("table");
   auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false},
-                                   delta::StructField{"price", delta::PrimitiveType("decimal(10,2)"), false}});
+                                   delta::StructField{"price", delta::PrimitiveType("decimal(10,2)"), true}});
   delta::CreateTableOptions create;
   create.partition_columns = {"price"};
   delta::DeltaTable table = delta::CreateTable(root, schema, create);
-  delta::AppendRows(table, {pq::Value::Struct({{"id", pq::Value::Int(1)}, {"price", pq::Value::Int(1250)}})});
+  delta::AppendRows(table, {pq::Value::Struct({{"id", pq::Value::Int(1)}, {"price", pq::Value::Int(1250)}}),
+                            pq::Value::Struct({{"id", pq::Value::Int(2)}, {"price", pq::Value::Int(-5)}}),
+                            pq::Value::Struct({{"id", pq::Value::Int(3)}, {"price", pq::Value::Null()}})});
   TableOptions t;
-  EXPECT_EQ(OpenTable(root, t)->columns().size(), 1u);  // every column of the data files: not the partition column
-  t.columns = {"id", "price"};
-  EXPECT_THROW_WITH(OpenTable(root, t), NotImplemented, "partition column 'price'", "decimal(10,2)");
+  auto source = OpenTable(root, t);
+  ASSERT_EQ(source->columns().size(), 2u);  // the table's schema defines the columns, partition columns included
+  EXPECT_EQ(source->columns()[1].type, ElementType::kFloat64);
+  LoaderOptions o;
+  o.batch_size = 3;
+  o.nulls["price"].fill_value = -1;
+  Loader loader(source, o);
+  auto b = loader.Next();
+  ASSERT_TRUE(b.has_value());
+  std::map<int64_t, double> price;
+  for (int64_t i = 0; i < 3; ++i) price[b->at("id")[i].item<int64_t>()] = b->at("price")[i].item<double>();
+  EXPECT_EQ(price, (std::map<int64_t, double>{{1, 12.5}, {2, -0.05}, {3, -1}}));
+  t.filter = Filter::Parse("price > 0.1");
+  EXPECT_EQ(OpenTable(root, t)->num_rows(), 1u);
+  t.filter = Filter::Parse("price = 12.50 or price is null");
+  EXPECT_EQ(OpenTable(root, t)->num_rows(), 2u);
 }
 
 }  // namespace

@@ -3,44 +3,45 @@
 //
 //   TableOptions t;
 //   t.columns = {"image", "label"};
-//   t.filters = {{"split", FilterOp::kEq, std::string("train")},   // partition column: prunes files
-//                {"label", FilterOp::kLt, int64_t{5}}};             // data column: prunes row groups by min/max
+//   t.filter = Filter::Parse("split = 'train' and label < 5");
 //   t.delta_version = 12;
 //   std::shared_ptr<RowSource> source = OpenTable("/data/fashion_mnist", t);
 //
-// Only footers (and the Delta log, and deletion vectors) are read at open: the row count and the units (row groups)
-// are known before any data page is touched. Filters prune: partition filters drop whole files, filters on data
-// columns drop row groups whose statistics prove that no row matches; rows inside a kept row group are not
-// filtered (so every rank can plan the epoch from footers alone).
+// Without a filter on data columns only footers (and the Delta log, and deletion vectors) are read at open: the row
+// count and the units (row groups) are known before any data page is touched. A filter (format/filter.h) is applied
+// at three levels: partition values and a Delta add's stats drop whole files, Parquet row-group statistics drop row
+// groups, and the rows of the row groups left are filtered exactly. That last step reads the filter's columns of
+// those row groups once, at open, so that num_rows() counts the matching rows: every rank plans the same epoch, and
+// sharding (equal samples per rank) counts rows after filtering.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "lakerun/base/file_system.h"
 #include "lakerun/data/row_source.h"
+#include "lakerun/format/filter.h"
 
 namespace lakerun::data {
 
-enum class FilterOp { kEq, kLt, kLe, kGt, kGe };
-
-struct Filter {
-  std::string column;
-  FilterOp op = FilterOp::kEq;
-  std::variant<int64_t, double, std::string> value;
-};
+/// lakerun's one filter expression (format/filter.h): comparisons, IN, IS NULL, AND / OR / NOT.
+using format::Filter;
 
 struct TableOptions {
   /// Top-level columns to read, in this order; empty = every column of the first file. A partition column may be
   /// named (a Delta table's, or a key=value folder of loose Parquet files): its file's value on every row, typed as
   /// docs/data.md lists (decimal refused).
   std::vector<std::string> columns{};
-  /// Conjunction of filters (see above).
-  std::vector<Filter> filters{};
+  /// The rows to read (see above): every row when unset. Columns are the table's (logical) names of scalar columns
+  /// (partition columns too); a Delta table's date and timestamp columns also compare with 'YYYY-MM-DD' and ISO-8601
+  /// strings, decimals as numbers. Unknown columns and constants of the wrong kind are InvalidArgument.
+  Filter filter{};
+  /// Drops the rows where any of these columns is null (the "drop_row" null policy): the same as AND-ing
+  /// "`column` IS NOT NULL" to `filter`, so dropped rows are not counted and every rank still gets equal samples.
+  std::vector<std::string> drop_null_rows{};
   /// Delta tables: the version to read, or the newest version committed at or before timestamp_ms; latest if unset.
   std::optional<int64_t> delta_version{};
   std::optional<int64_t> delta_timestamp_ms{};
