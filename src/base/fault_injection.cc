@@ -12,12 +12,13 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 class FaultyReadFile final : public RandomAccessFile {
  public:
   FaultyReadFile(std::unique_ptr<RandomAccessFile> base, bool fail, uint64_t fail_after,
-                 std::map<uint64_t, bool> corrupt)
+                 std::map<uint64_t, bool> corrupt, std::atomic<uint64_t>* bytes_read)
       : RandomAccessFile(base->path()),
         base_(std::move(base)),
         fail_(fail),
         fail_after_(fail_after),
-        corrupt_(std::move(corrupt)) {}
+        corrupt_(std::move(corrupt)),
+        bytes_read_(bytes_read) {}
 
   uint64_t Size() const override { return base_->Size(); }
 
@@ -27,6 +28,7 @@ class FaultyReadFile final : public RandomAccessFile {
                     ": Input/output error (injected)");
     }
     base_->ReadAt(offset, n, out);
+    bytes_read_->fetch_add(n, std::memory_order_relaxed);
     for (const auto& [pos, unused] : corrupt_) {
       if (pos >= offset && pos < offset + n) static_cast<unsigned char*>(out)[pos - offset] ^= 0xFF;
     }
@@ -37,6 +39,7 @@ class FaultyReadFile final : public RandomAccessFile {
   bool fail_;
   uint64_t fail_after_;
   std::map<uint64_t, bool> corrupt_;
+  std::atomic<uint64_t>* bytes_read_;
 };
 
 class CrashingWritableFile final : public WritableFile {
@@ -112,9 +115,8 @@ FaultInjectingFileSystem::ReadFault FaultInjectingFileSystem::FaultFor(const std
 std::unique_ptr<RandomAccessFile> FaultInjectingFileSystem::OpenForRead(const std::string& path) {
   auto base = base_.OpenForRead(path);
   ReadFault fault = FaultFor(path);
-  if (!fault.fail && fault.corrupt_offsets.empty()) return base;
   return std::make_unique<FaultyReadFile>(std::move(base), fault.fail, fault.fail_after,
-                                          std::move(fault.corrupt_offsets));
+                                          std::move(fault.corrupt_offsets), &bytes_read_);
 }
 
 std::unique_ptr<WritableFile> FaultInjectingFileSystem::OpenForWrite(const std::string& path) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,9 @@ class FaultInjectingFileSystem : public FileSystem {
   /// Renames throw IoError (the source stays), e.g. to test that an atomic save leaves the previous file intact.
   void FailRenames(bool fail);
   void Reset();
+  /// Bytes read through files this file system opened (all of them, since construction or ResetBytesRead()).
+  uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
+  void ResetBytesRead() { bytes_read_.store(0, std::memory_order_relaxed); }
 
   std::unique_ptr<RandomAccessFile> OpenForRead(const std::string& path) override;
   std::unique_ptr<WritableFile> OpenForWrite(const std::string& path) override;
@@ -68,6 +72,7 @@ class FaultInjectingFileSystem : public FileSystem {
   bool crash_armed_ = false;
   uint64_t write_budget_ = 0;
   bool fail_renames_ = false;
+  std::atomic<uint64_t> bytes_read_{0};
 };
 
 }  // namespace lakerun
