@@ -157,6 +157,7 @@ TEST(ReaderLeniencyTest, AChunkWithoutValuesIsNotReadEvenAtOffsetZero) {
     }
   }
   EXPECT_TRUE(f.ReadAll().empty());
+  EXPECT_TRUE(ReadLeadingRows(*file, SelectColumns(file->schema(), {}, f.path), 5).empty());
   // A chunk that claims values at offset 0 is still refused.
   RewriteFooter(f, [](FileMetaData& md) { md.row_groups[0].columns[0].num_values = 1; });
   EXPECT_THROW_WITH(f.Open()->ReadColumnChunk(0, 0), CorruptDataError, "column 'id'", "outside the data section");
