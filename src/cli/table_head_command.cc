@@ -1,160 +1,42 @@
-// `lakerun table head PATH [-n N] [--columns a,b]`: the first rows of a Parquet file as a text table; nested values
-// are rendered JSON-like.
+// `lakerun table head PATH [-n N] [--columns a,b] [--format text|jsonl|csv] [--version V | --timestamp T]`: the
+// first rows of a Parquet file, a folder of Parquet files or a Delta table.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/display_type.h"
+#include "cli/head_output.h"
+#include "cli/table_source.h"
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/format/delta/scan.h"
+#include "lakerun/format/delta/table.h"
 #include "lakerun/format/parquet/parquet.h"
 
 namespace lakerun::cli {
 namespace {
 
-using namespace lakerun::parquet;
-
-constexpr size_t kMaxCellWidth = 48;
-
-// Days since 1970-01-01 to "YYYY-MM-DD" (proleptic Gregorian; H. Hinnant's civil_from_days).
-std::string Date(int64_t days) {
-  days += 719468;
-  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const int64_t doe = days - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t y = yoe + era * 400 + (m <= 2);
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld", static_cast<long long>(y), static_cast<long long>(m),
-                static_cast<long long>(d));
-  return buf;
-}
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// Time of day from a count of `per_second` units since midnight.
-std::string TimeOfDay(int64_t units, int64_t per_second) {
-  const int64_t secs = FloorDiv(units, per_second);
-  const int64_t frac = units - secs * per_second;
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(secs / 3600 % 24),
-                static_cast<long long>(secs / 60 % 60), static_cast<long long>(secs % 60));
-  std::string out = buf;
-  if (per_second > 1) {
-    const int digits = per_second == 1000 ? 3 : per_second == 1000000 ? 6 : 9;
-    std::snprintf(buf, sizeof buf, ".%0*lld", digits, static_cast<long long>(frac));
-    out += buf;
-  }
-  return out;
-}
-
-std::string Timestamp(int64_t units, int64_t per_second, bool utc) {
-  const int64_t per_day = 86400 * per_second;
-  const int64_t days = FloorDiv(units, per_day);
-  return Date(days) + " " + TimeOfDay(units - days * per_day, per_second) + (utc ? "Z" : "");
-}
-
-int64_t PerSecond(TimeUnit unit) {
-  return unit == TimeUnit::kMillis ? 1000 : unit == TimeUnit::kMicros ? 1000000 : 1000000000;
-}
-
-std::string Decimal(int64_t unscaled, int scale) {
-  if (scale <= 0) return std::to_string(unscaled);
-  const bool negative = unscaled < 0;
-  const uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
-  std::string digits = std::to_string(magnitude);
-  if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
-  digits.insert(digits.size() - static_cast<size_t>(scale), ".");
-  return (negative ? "-" : "") + digits;
-}
-
-std::string Hex(const std::string& bytes) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
-float HalfToFloat(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1f;
-  const int mantissa = h & 0x3ff;
-  float value;
-  if (exponent == 0) {
-    value = std::ldexp(static_cast<float>(mantissa), -24);
-  } else if (exponent == 31) {
-    value = mantissa ? NAN : INFINITY;
-  } else {
-    value = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-  }
-  return (h & 0x8000) ? -value : value;
-}
-
-// Renders a top-level leaf by its logical type (dates, times, timestamps, decimals, INT96, UUID, FLOAT16); other
-// values as Value::ToString does.
-std::string Render(const Value& v, const SchemaNode& node) {
-  if (v.is_null() || node.is_group) return v.ToString();
-  const LogicalType& t = node.logical_type;
-  using K = LogicalType::Kind;
-  if (v.kind() == Value::Kind::kInt) {
-    switch (t.kind) {
-      case K::kDate: return Date(v.as_int());
-      case K::kTime: return TimeOfDay(v.as_int(), PerSecond(t.unit));
-      case K::kTimestamp: return Timestamp(v.as_int(), PerSecond(t.unit), t.adjusted_to_utc);
-      case K::kDecimal: return Decimal(v.as_int(), t.scale);
-      case K::kInteger:
-        if (!t.is_signed && t.bit_width == 64) return std::to_string(static_cast<uint64_t>(v.as_int()));
-        break;
-      default: break;
-    }
-  }
-  if (v.kind() == Value::Kind::kBytes) {
-    const std::string& b = v.as_string();
-    if (node.physical_type == PhysicalType::kInt96 && b.size() == 12) {
-      int64_t nanos;
-      int32_t julian;
-      std::memcpy(&nanos, b.data(), 8);
-      std::memcpy(&julian, b.data() + 8, 4);
-      return Date(static_cast<int64_t>(julian) - 2440588) + " " + TimeOfDay(nanos, 1000000000);
-    }
-    if (t.kind == K::kUuid && b.size() == 16) {
-      const std::string h = Hex(b);
-      return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" +
-             h.substr(20);
-    }
-    if (t.kind == K::kFloat16 && b.size() == 2) {
-      uint16_t h;
-      std::memcpy(&h, b.data(), 2);
-      return Value::Float(HalfToFloat(h)).ToString();
-    }
-    if (t.kind == K::kDecimal && !b.empty() && b.size() <= 8) {
-      // Big-endian two's complement.
-      int64_t unscaled = static_cast<int8_t>(b[0]);
-      for (size_t i = 1; i < b.size(); ++i) unscaled = unscaled * 256 + static_cast<unsigned char>(b[i]);
-      return Decimal(unscaled, t.scale);
-    }
-  }
-  return v.kind() == Value::Kind::kString ? v.as_string() : v.ToString();
-}
-
-// One table cell: the rendered value on one line, truncated.
-std::string Cell(const Value& v, const SchemaNode& node) {
-  std::string s = Render(v, node);
-  for (char& c : s) {
-    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-  }
-  if (s.size() > kMaxCellWidth) s = s.substr(0, kMaxCellWidth - 3) + "...";
-  return s;
-}
+constexpr const char* kDescription =
+    "print the first rows of a table: a Parquet file, a folder of Parquet files (read in path order) or a Delta "
+    "table (a directory holding _delta_log/, read as of its latest version, --version or --timestamp).\n\n"
+    "Values print by their logical type: dates as 2026-11-26, timestamps as ISO-8601 (2026-11-26T10:00:00.123456Z; "
+    "Z when adjusted to UTC; INT96 too; years outside 0000-9999 as +12345 or -0001), decimals exactly "
+    "(123.45, any width), UUIDs in their 8-4-4-4-12 form.\n\n"
+    "--format text (default): a table whose cells are cut at 48 bytes, nested values JSON-like "
+    "([1, 2], {\"a\": 1}, {\"key\" => 1} for maps).\n"
+    "--format jsonl: one JSON object per row, keys the column names in order, full values: numbers as numbers "
+    "(NaN and infinities as the strings \"NaN\", \"Infinity\", \"-Infinity\"), decimals, dates, timestamps and "
+    "UUIDs as strings, binary as base64 strings, lists as arrays, structs as objects, maps as objects keyed by "
+    "the key's text.\n"
+    "--format csv: RFC 4180 (a header line; fields with commas, quotes or line breaks quoted, quotes doubled; "
+    "lines end with \\n), full values, null as an empty field, binary as base64, nested values as JSON.\n\n"
+    "Parquet: only the pages holding the rows printed are read from columns without repetition; columns with "
+    "repetition (lists, maps) are read a whole column chunk at a time. Delta tables are read through the table "
+    "scan (column mapping, partition values, deletion vectors), a whole data file at a time.";
 
 std::vector<std::string> SplitColumns(const std::string& list) {
   std::vector<std::string> out;
@@ -169,52 +51,96 @@ std::vector<std::string> SplitColumns(const std::string& list) {
   return out;
 }
 
+// The first `n` rows of Parquet files read in order; the columns shown are those the first file selects.
+HeadTable HeadOfParquetFiles(const std::vector<std::string>& paths, const std::vector<std::string>& columns,
+                             int64_t n) {
+  HeadTable table;
+  std::vector<std::unique_ptr<parquet::ParquetFile>> files;
+  int64_t total = 0;
+  for (const auto& path : paths) {
+    files.push_back(parquet::ParquetFile::Open(LocalFileSystem(), path));
+    total += files.back()->num_rows();
+  }
+  table.total_rows = total;
+  const parquet::Schema& first = files.front()->schema();
+  for (int f : parquet::SelectColumns(first, columns, paths.front()).fields) {
+    const parquet::SchemaNode& node = first.root().children[static_cast<size_t>(f)];
+    table.names.push_back(node.name);
+    table.types.push_back(DisplayTypeOf(node));
+  }
+  for (const auto& file : files) {
+    const int64_t left = n - static_cast<int64_t>(table.rows.size());
+    if (left <= 0) break;
+    const parquet::ColumnSelection selection = parquet::SelectColumns(file->schema(), columns, file->path());
+    std::vector<parquet::Value> rows = parquet::ReadLeadingRows(*file, selection, left);
+    std::move(rows.begin(), rows.end(), std::back_inserter(table.rows));
+  }
+  return table;
+}
+
+// The first `n` rows of a Delta table's snapshot, through delta::TableScan (column mapping, schema evolution,
+// partition values and deletion vectors resolved there).
+HeadTable HeadOfDeltaTable(const std::string& path, const std::vector<std::string>& columns, int64_t n,
+                           const TimeTravel& travel) {
+  delta::DeltaTable table(path);
+  const delta::Snapshot snapshot = LoadSnapshot(table, travel);
+  delta::ScanOptions options;
+  options.columns = columns;
+  delta::TableScan scan(table, snapshot, options);  // checks the column names
+  HeadTable out;
+  out.total_rows = snapshot.NumRecords();
+  const delta::DataType& schema = *snapshot.metadata.schema;
+  if (columns.empty()) {
+    for (const auto& f : schema.fields) out.names.push_back(f.name);
+  } else {
+    out.names = columns;
+  }
+  for (const auto& name : out.names) {
+    const delta::StructField* field = schema.FindField(name);
+    out.types.push_back(field ? DisplayTypeOf(*field->type) : DisplayType{});
+  }
+  while (static_cast<int64_t>(out.rows.size()) < n) {
+    auto batch = scan.Next();
+    if (!batch) break;
+    const size_t take = std::min(batch->rows.size(), static_cast<size_t>(n) - out.rows.size());
+    std::move(batch->rows.begin(), batch->rows.begin() + static_cast<std::ptrdiff_t>(take),
+              std::back_inserter(out.rows));
+  }
+  return out;
+}
+
 int RunTableHead(int argc, char** argv) {
-  CLI::App app("print the first rows of a table", argv[0]);
-  std::string path, columns;
+  CLI::App app(kDescription, argv[0]);
+  std::string path, columns, format = "text";
   int64_t n = 10;
-  app.add_option("PATH", path, "a Parquet file")->required();
+  TimeTravel travel;
+  app.add_option("PATH", path, "a Parquet file, a folder of Parquet files or a Delta table")->required();
   app.add_option("-n,--rows", n, "number of rows (default 10)")->check(CLI::NonNegativeNumber);
-  app.add_option("--columns", columns, "comma-separated top-level fields or dotted paths (default: all)");
+  app.add_option("--columns", columns,
+                 "comma-separated columns, printed in this order (default: all). A name equal to a top-level "
+                 "field's name selects it even when it holds a '.'; otherwise a.b is a path into field a "
+                 "(Parquet only)");
+  app.add_option("--format", format, "text (default), jsonl or csv; see above");
+  AddTimeTravelOptions(app, &travel);
   CLI11_PARSE(app, argc, argv);
 
-  auto file = ParquetFile::Open(LocalFileSystem(), path);
-  TableReadOptions options;
-  options.columns = SplitColumns(columns);
-  TableReader reader(*file, options);
-  std::vector<Value> rows = reader.ReadRows(n);
-
-  std::vector<std::string> header;
-  for (int f : reader.top_level_fields()) header.push_back(file->schema().root().children[static_cast<size_t>(f)].name);
-  std::vector<std::vector<std::string>> cells;
-  for (const Value& row : rows) {
-    std::vector<std::string> line;
-    for (const std::string& name : header) {
-      const Value* v = row.Field(name);
-      const SchemaNode* node = file->schema().FindNode(name);
-      line.push_back(v && node ? Cell(*v, *node) : "");
-    }
-    cells.push_back(std::move(line));
+  const HeadFormat head_format = ParseHeadFormat(format);
+  const std::vector<std::string> names = SplitColumns(columns);
+  HeadTable table;
+  switch (DetectTableKind(path)) {
+    case TableKind::kParquetFile:
+      RefuseTimeTravel(travel, path);
+      table = HeadOfParquetFiles({path}, names, n);
+      break;
+    case TableKind::kParquetFolder:
+      RefuseTimeTravel(travel, path);
+      table = HeadOfParquetFiles(ListParquetFiles(path), names, n);
+      break;
+    case TableKind::kDeltaTable:
+      table = HeadOfDeltaTable(path, names, n, travel);
+      break;
   }
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = std::min(kMaxCellWidth, header[c].size());
-    for (const auto& line : cells) width[c] = std::max(width[c], line[c].size());
-  }
-  auto print_line = [&](const std::vector<std::string>& line) {
-    std::string out;
-    for (size_t c = 0; c < line.size(); ++c) {
-      out += (c ? " | " : "") + line[c] + std::string(width[c] - std::min(width[c], line[c].size()), ' ');
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    std::printf("%s\n", out.c_str());
-  };
-  print_line(header);
-  std::string rule;
-  for (size_t c = 0; c < header.size(); ++c) rule += (c ? "-+-" : "") + std::string(width[c], '-');
-  std::printf("%s\n", rule.c_str());
-  for (const auto& line : cells) print_line(line);
-  std::printf("(%zu of %lld rows)\n", rows.size(), static_cast<long long>(file->num_rows()));
+  PrintHead(table, head_format, stdout);
   return 0;
 }
 

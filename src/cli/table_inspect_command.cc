@@ -1,6 +1,6 @@
-// `lakerun table inspect PATH [--json]`: schema, row groups, column chunks (codecs, encodings, sizes, statistics)
-// and key-value metadata of a table file. The kind of table is decided in one place, DetectTableKind; each kind has
-// its own Inspect* function.
+// `lakerun table inspect PATH [--json] [--version V | --timestamp T]`: schema, row groups, column chunks (codecs, encodings, sizes, statistics)
+// and key-value metadata of a table file. The kind of table is decided in one place, DetectTableKind
+// (cli/table_source.h); each kind has its own Inspect* function.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/table_inspect_delta.h"
+#include "cli/table_source.h"
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/parquet.h"
@@ -18,17 +19,6 @@ namespace {
 
 using namespace lakerun::parquet;
 using nlohmann::ordered_json;
-
-enum class TableKind { kParquetFile, kDeltaTable };
-
-// The one file-type dispatch point: a directory with a _delta_log is a Delta table, anything else a Parquet file.
-TableKind DetectTableKind(const std::string& path) {
-  auto info = LocalFileSystem().Stat(path);
-  LAKERUN_CHECK_AS(IoError, info.has_value(), path, ": no such file or directory");
-  if (info->is_directory && LocalFileSystem().Exists(JoinPath(path, "_delta_log"))) return TableKind::kDeltaTable;
-  LAKERUN_CHECK(!info->is_directory, path, " is a directory but not a Delta table (no _delta_log)");
-  return TableKind::kParquetFile;
-}
 
 std::string Truncate(std::string s, size_t n) {
   if (s.size() > n) s = s.substr(0, n - 3) + "...";
@@ -194,13 +184,20 @@ int RunTableInspect(int argc, char** argv) {
   CLI::App app("print the schema, row groups, column chunks and metadata of a table", argv[0]);
   std::string path;
   bool json = false;
+  TimeTravel travel;
   app.add_option("PATH", path, "a Parquet file or a Delta table (a directory holding _delta_log/)")->required();
   app.add_flag("--json", json, "print JSON instead of text");
+  AddTimeTravelOptions(app, &travel);
   CLI11_PARSE(app, argc, argv);
   switch (DetectTableKind(path)) {
-    case TableKind::kParquetFile: return InspectParquet(path, json);
+    case TableKind::kParquetFile:
+      RefuseTimeTravel(travel, path);
+      return InspectParquet(path, json);
+    case TableKind::kParquetFolder:
+      LAKERUN_THROW(InvalidArgument, path, " is a directory but not a Delta table (no _delta_log); inspect one of "
+                    "its Parquet files");
     case TableKind::kDeltaTable:
-      InspectDeltaTable(path, json, std::cout);
+      InspectDeltaTable(path, travel, json, std::cout);
       return 0;
   }
   return 1;

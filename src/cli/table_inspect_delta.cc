@@ -58,13 +58,29 @@ std::string Join(const std::optional<std::vector<std::string>>& v) {
   return s;
 }
 
+// `_last_checkpoint`, or why it could not be read. Readers list the log instead (DeltaTable::AtVersion), so a
+// missing, empty or damaged one changes nothing but this line of the report.
+struct LastCheckpointHint {
+  std::optional<LastCheckpoint> value;
+  std::optional<std::string> problem;
+};
+
+LastCheckpointHint ReadLastCheckpointHint(const DeltaTable& table) {
+  try {
+    return {ReadLastCheckpoint(table), std::nullopt};
+  } catch (const Error& e) {
+    return {std::nullopt, std::string(e.what())};
+  }
+}
+
 }  // namespace
 
-void InspectDeltaTable(const std::string& path, bool json, std::ostream& out) {
+void InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool json, std::ostream& out) {
   DeltaTable table(path);
-  const Snapshot s = table.Latest();
+  const Snapshot s = LoadSnapshot(table, travel);
   const std::vector<CommitRecord> history = table.History();
-  const auto last = ReadLastCheckpoint(table);
+  const LastCheckpointHint hint = ReadLastCheckpointHint(table);
+  const std::optional<LastCheckpoint>& last = hint.value;
   int64_t bytes = 0, dv_files = 0, dv_rows = 0;
   for (const auto& f : s.files) {
     bytes += f.size;
@@ -103,6 +119,7 @@ void InspectDeltaTable(const std::string& path, bool json, std::ostream& out) {
     j["tombstones"] = s.tombstones.size();
     if (s.checkpoint_version) j["checkpointVersion"] = *s.checkpoint_version;
     if (last) j["lastCheckpoint"] = {{"version", last->version}, {"size", last->size}};
+    if (hint.problem) j["lastCheckpoint"] = {{"ignored", *hint.problem}};
     j["transactions"] = s.app_versions;
     j["history"] = ordered_json::array();
     const size_t first = history.size() > kHistoryShown ? history.size() - kHistoryShown : 0;
@@ -134,7 +151,8 @@ void InspectDeltaTable(const std::string& path, bool json, std::ostream& out) {
   if (dv_files) out << "  deletion vectors " << dv_files << " files, " << dv_rows << " rows deleted\n";
   out << "  checkpoint     "
       << (s.checkpoint_version ? "replayed from version " + std::to_string(*s.checkpoint_version) : std::string("none"))
-      << (last ? ", _last_checkpoint -> version " + std::to_string(last->version) : std::string()) << "\n";
+      << (last ? ", _last_checkpoint -> version " + std::to_string(last->version) : std::string())
+      << (hint.problem ? ", _last_checkpoint ignored (unreadable; the log was listed instead)" : "") << "\n";
   out << "schema:\n";
   for (const auto& f : s.metadata.schema->fields) {
     out << "  " << f.name << ": " << TypeText(*f.type) << (f.nullable ? "" : " not null");

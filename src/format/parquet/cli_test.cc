@@ -130,7 +130,7 @@ TEST_F(TableCommandsTest, HeadRendersLogicalTypes) {
   w.Close();
   Result r = RunLakerun("table head " + path);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, ::testing::HasSubstr("2022-01-08 | 2023-11-14 22:13:20.123456Z | -123.45 | "
+  EXPECT_THAT(r.output, ::testing::HasSubstr("2022-01-08 | 2023-11-14T22:13:20.123456Z | -123.45 | "
                                              "abababab-abab-abab-abab-abababababab"));
 }
 

@@ -186,6 +186,8 @@ class ChunkDecoder {
       }
     }
     if (ranged && !read_any && rows_seen > 0) out_.set_first_row(rows_seen);  // the range lies past every page
+    // The chunk's bytes may end with the range's last page (ColumnReadOptions::fetch_range_only).
+    if (ranged && read_any && rows_seen >= spec_.row_end) ended_early = true;
     if (!ended_early && spec_.num_values >= 0 && slots_ != spec_.num_values) {
       ctx_.page_offset = base_ + pos;
       ctx_.Fail(StrCat("column chunk holds ", slots_, " values in its pages, its metadata says ", spec_.num_values));
@@ -429,6 +431,29 @@ class ChunkDecoder {
     slots_ += n;
   }
 
+  // A v2 page of a column without repetition that still stores `size` bytes of repetition levels (some writers
+  // do): accepted when they say every one of the `n` levels is 0 (zero-filled bytes, or levels of bit width 1 or
+  // 0 that decode to zeros), refused when a level is not 0.
+  void SkipZeroRepetitionLevels(const uint8_t* data, size_t size, int64_t n) {
+    bool zero_filled = true;
+    for (size_t i = 0; i < size && zero_filled; ++i) zero_filled = data[i] == 0;
+    if (zero_filled) return;
+    std::vector<int16_t> levels(static_cast<size_t>(n));
+    try {
+      DecodeLevels(static_cast<int32_t>(Encoding::kRle), data, size, false, 1, n, levels.data(), ctx_, "repetition");
+    } catch (const CorruptDataError&) {
+      // Not levels of width 1; levels of width 0 are all zero by construction, if the runs hold n of them.
+      DecodeLevels(static_cast<int32_t>(Encoding::kRle), data, size, false, 0, n, levels.data(), ctx_, "repetition");
+      return;
+    }
+    for (size_t i = 0; i < levels.size(); ++i) {
+      if (levels[i] != 0) {
+        ctx_.Fail(StrCat("repetition level ", levels[i], " at slot ", i,
+                         " of a page in a column without repetition (only zero levels can be skipped)"));
+      }
+    }
+  }
+
   void ReadDataPageV2(const PageHeader& h, std::string_view body) {
     if (!h.has_data_header) ctx_.Fail("data page v2 without its data_page_header_v2");
     const int64_t n = h.num_values;
@@ -445,16 +470,23 @@ class ChunkDecoder {
                        levels_size, " bytes)"));
     }
     const auto* raw = reinterpret_cast<const uint8_t*>(body.data());
-    if (spec_.max_rep_level == 0 && h.repetition_levels_byte_length != 0) {
-      ctx_.Fail("repetition levels in a column without repetition");
-    }
     size_t pos = 0;
+    if (spec_.max_rep_level == 0 && h.repetition_levels_byte_length != 0) {
+      pos = static_cast<size_t>(h.repetition_levels_byte_length);
+      SkipZeroRepetitionLevels(raw, pos, n);
+    }
     const int64_t values = ReadLevels(h, raw, levels_size, &pos, n, true);
     if (spec_.max_def_level > 0 && h.num_nulls >= 0 && values != n - h.num_nulls && spec_.max_rep_level == 0) {
       ctx_.Fail(StrCat("page v2 says ", h.num_nulls, " nulls, its definition levels say ", n - values));
     }
     std::string_view rest = body.substr(levels_size);
     const size_t values_size = static_cast<size_t>(h.uncompressed_page_size) - levels_size;
+    if (values == 0 && rest.empty()) {
+      // No values and no values section (all nulls, or an empty page): there is nothing to decompress, and an
+      // empty input is not a valid compressed stream for most codecs.
+      slots_ += n;
+      return;
+    }
     if (!TryDirectPlain(h.encoding, rest, values_size, h.is_compressed, values)) {
       std::string_view data = PageBytes(rest, values_size, h.is_compressed);
       DecodeValues(h.encoding, reinterpret_cast<const uint8_t*>(data.data()), data.size(), values);

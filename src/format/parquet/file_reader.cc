@@ -131,18 +131,60 @@ std::pair<uint64_t, size_t> ParquetFile::ChunkRange(int row_group, int column) c
   return {static_cast<uint64_t>(start), static_cast<size_t>(length)};
 }
 
-void ParquetFile::ReadChunk(int row_group, int column, Buffer* out) const {
-  const auto [start, length] = ChunkRange(row_group, column);
-  Buffer& bytes = *out;
-  bytes.Clear();  // nothing to keep: growing does not copy
-  bytes.Resize(static_cast<size_t>(length));
+void ParquetFile::ReadChunkBytes(int row_group, int column, uint64_t offset, size_t length, void* out) const {
   try {
-    file_->ReadAt(start, length, bytes.data());
+    file_->ReadAt(offset, length, out);
   } catch (const IoError& e) {
     LAKERUN_THROW(IoError, path_, ": row group ", row_group, ", column '", schema().column(column).dotted_path,
-                  "': reading ", length,
-                  " bytes at offset ", start, " failed: ", e.what());
+                  "': reading ", length, " bytes at offset ", offset, " failed: ", e.what());
   }
+}
+
+void ParquetFile::ReadChunk(int row_group, int column, Buffer* out, std::optional<size_t> max_length) const {
+  const auto [start, chunk_length] = ChunkRange(row_group, column);
+  const size_t length = std::min(chunk_length, max_length.value_or(chunk_length));
+  Buffer& bytes = *out;
+  bytes.Clear();  // nothing to keep: growing does not copy
+  bytes.Resize(length);
+  ReadChunkBytes(row_group, column, start, length, bytes.data());
+}
+
+size_t ParquetFile::RangePrefixLength(int row_group, int column, int64_t row_end) const {
+  // Page headers are tens of bytes; statistics can make them larger, so a window that does not hold the whole
+  // header is widened until it does (or covers the rest of the chunk, where a bad header is the decoder's to report).
+  constexpr size_t kFirstWindow = 4096;
+  const auto [start, length] = ChunkRange(row_group, column);
+  const std::string context = StrCat(path_, ": row group ", row_group, ", column '",
+                                     schema().column(column).dotted_path, "': page header");
+  std::string window;
+  size_t pos = 0;
+  int64_t rows = 0;
+  while (pos < length) {
+    size_t want = std::min(kFirstWindow, length - pos);
+    PageHeader h;
+    size_t header_size = 0;
+    while (true) {
+      window.resize(want);
+      ReadChunkBytes(row_group, column, start + pos, want, window.data());
+      try {
+        h = ParsePageHeader(window, context, start + pos, options_.max_thrift_depth, &header_size);
+        break;
+      } catch (const CorruptDataError&) {
+        if (want == length - pos) return length;  // let the decoder report it, with its context
+        want = std::min(want * 8, length - pos);
+      }
+    }
+    if (h.compressed_page_size < 0 || static_cast<uint64_t>(h.compressed_page_size) > length - pos - header_size) {
+      return length;  // the decoder reports the overrun
+    }
+    pos += header_size + static_cast<size_t>(h.compressed_page_size);
+    const auto type = static_cast<PageType>(h.type);
+    if (type == PageType::kDataPage || type == PageType::kDataPageV2) {
+      rows += h.num_values;  // one slot per row: the range needs no repetition
+      if (rows >= row_end) return pos;
+    }
+  }
+  return length;
 }
 
 ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
@@ -186,7 +228,16 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
   std::string_view chunk_view;
   const ColumnChunkMeta& meta =
       metadata_.row_groups[static_cast<size_t>(row_group)].columns[static_cast<size_t>(column)];
-  if (mapped_ != nullptr) {
+  // A chunk without values has nothing to read: writers of empty files may not even give it a valid offset.
+  const bool empty = meta.num_values == 0;
+  // The chunk's leading bytes that a fetch_range_only read needs; nullopt: all of them.
+  std::optional<size_t> prefix;
+  if (ranged && options.fetch_range_only && mapped_ == nullptr && !empty) {
+    prefix = RangePrefixLength(row_group, column, options.row_end);
+  }
+  if (empty) {
+    chunk_view = std::string_view();
+  } else if (mapped_ != nullptr) {
     // Decode from the mapping; in the views form, views of uncompressed pages point into it.
     const auto [start, length] = ChunkRange(row_group, column);
     chunk_view = std::string_view(reinterpret_cast<const char*>(mapped_) + start, length);
@@ -201,13 +252,13 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
     const uint64_t hint = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(0, meta.total_compressed_size)),
                                              file_size_);
     std::shared_ptr<Buffer> shared = AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(hint));
-    ReadChunk(row_group, column, shared.get());
+    ReadChunk(row_group, column, shared.get(), prefix);
     chunk = shared.get();
     memory.chunk = std::move(shared);
   } else {
-    ReadChunk(row_group, column, &scratch->chunk_bytes);
+    ReadChunk(row_group, column, &scratch->chunk_bytes, prefix);
   }
-  if (mapped_ == nullptr) chunk_view = std::string_view(reinterpret_cast<const char*>(chunk->data()), chunk->size());
+  if (mapped_ == nullptr && !empty) chunk_view = std::string_view(reinterpret_cast<const char*>(chunk->data()), chunk->size());
   const RowGroupMeta& g = metadata_.row_groups[static_cast<size_t>(row_group)];
   const ColumnChunkMeta& c = g.columns[static_cast<size_t>(column)];
   ChunkSpec spec;

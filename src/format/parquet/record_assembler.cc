@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "format/parquet/leaf_value.h"
+#include "format/parquet/leading_records.h"
 #include "lakerun/base/error.h"
 #include "lakerun/format/parquet/table_reader.h"
 
@@ -214,15 +215,31 @@ class Assembler {
 
 }  // namespace
 
-std::vector<Value> AssembleRecords(const Schema& schema, const std::vector<int>& fields,
-                                   const std::vector<int>& column_indexes, const std::vector<ColumnData>& columns,
-                                   int64_t num_rows) {
+namespace {
+
+std::vector<Value> Assemble(const Schema& schema, const std::vector<int>& fields,
+                            const std::vector<int>& column_indexes, const std::vector<ColumnData>& columns,
+                            int64_t num_rows, bool whole) {
   Assembler a(schema, column_indexes, columns);
   std::vector<Value> rows;
   rows.reserve(static_cast<size_t>(std::min<int64_t>(num_rows, 1 << 20)));
   for (int64_t i = 0; i < num_rows; ++i) rows.push_back(a.ReadRow(fields));
-  a.CheckConsumed();
+  if (whole) a.CheckConsumed();
   return rows;
+}
+
+}  // namespace
+
+std::vector<Value> AssembleRecords(const Schema& schema, const std::vector<int>& fields,
+                                   const std::vector<int>& column_indexes, const std::vector<ColumnData>& columns,
+                                   int64_t num_rows) {
+  return Assemble(schema, fields, column_indexes, columns, num_rows, /*whole=*/true);
+}
+
+std::vector<Value> AssembleLeadingRecords(const Schema& schema, const std::vector<int>& fields,
+                                          const std::vector<int>& column_indexes,
+                                          const std::vector<ColumnData>& columns, int64_t num_rows) {
+  return Assemble(schema, fields, column_indexes, columns, num_rows, /*whole=*/false);
 }
 
 }  // namespace lakerun::parquet

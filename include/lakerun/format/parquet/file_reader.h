@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,12 @@ struct ColumnReadOptions {
   /// column with repetition throws InvalidArgument.
   int64_t row_begin = 0;
   int64_t row_end = -1;
+  /// With a row range: read from the file only the chunk's bytes up to the end of the last page the range needs,
+  /// found by reading the page headers one at a time (a small read per page passed, the bodies of later pages never
+  /// read), instead of one read of the whole chunk. Meant for a few leading rows of a large chunk (`lakerun table
+  /// head`); bulk readers are better off with the one large read. A memory-mapped file ignores it (pages that are
+  /// not decoded are not touched anyway).
+  bool fetch_range_only = false;
 };
 
 struct ReaderOptions {
@@ -100,10 +107,16 @@ class ParquetFile {
 
  private:
   ParquetFile() = default;
-  /// Reads the chunk's bytes (bounds-checked against the file) into `out`, without zero-filling.
-  void ReadChunk(int row_group, int column, Buffer* out) const;
+  /// Reads the chunk's bytes (bounds-checked against the file) into `out`, without zero-filling; only the first
+  /// `max_length` bytes when given.
+  void ReadChunk(int row_group, int column, Buffer* out, std::optional<size_t> max_length = std::nullopt) const;
   /// The file offset and length of a chunk, checked against the file and the reader's limits.
   std::pair<uint64_t, size_t> ChunkRange(int row_group, int column) const;
+  /// ColumnReadOptions::fetch_range_only: how many of the chunk's leading bytes hold every page up to the data page
+  /// that completes row `row_end - 1` (the whole length when the pages run out first), from the page headers.
+  size_t RangePrefixLength(int row_group, int column, int64_t row_end) const;
+  /// Reads `length` bytes at `offset` of the file; errors name the row group and column.
+  void ReadChunkBytes(int row_group, int column, uint64_t offset, size_t length, void* out) const;
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t file_size_ = 0;
