@@ -85,9 +85,10 @@ void ReadParquetActions(FileSystem& fs, const std::string& path, ActionSet* out,
     if (options.columns.empty()) return;
     parquet::TableReader reader(*file, options);
     int64_t row = 0;
-    while (true) {
-      std::vector<parquet::Value> rows = reader.ReadRows(4096);
-      if (rows.empty()) break;
+    // Whole row groups: TableReader::ReadRows(limit) drops the rest of a row group beyond `limit`.
+    while (std::optional<parquet::RowGroupData> group = reader.Next()) {
+      const std::vector<parquet::Value> rows = parquet::AssembleRecords(
+          file->schema(), reader.top_level_fields(), group->columns, group->data, group->num_rows);
       for (const auto& r : rows) {
         ParseActionInto(ValueToJson(r), out, StrCat(where, " row ", row));
         ++row;

@@ -129,6 +129,30 @@ TEST(DeltaCheckpointTest, MultiPartCheckpointAndIncompleteSetIgnored) {
   ExpectSameState(without, latest);
 }
 
+// Checkpoints whose row groups hold far more actions than one read batch: every action must come back.
+TEST(DeltaCheckpointTest, LargeCheckpointsKeepEveryAction) {
+  lakerun::testing::TempDir dir;
+  DeltaTable table = CreateTable(dir.path(), Schema(), {.partition_columns = {"part"}});
+  ActionSet actions;
+  for (int i = 1; i <= 10000; ++i) actions.adds.push_back(FakeAdd(i));
+  Commit(table, actions);
+  ActionSet removes;
+  for (int i = 1; i <= 10000; i += 100) removes.removes.push_back(RemoveOf(FakeAdd(i), 1700000000000));
+  Commit(table, removes);
+  const Snapshot replayed = table.Latest();
+  ASSERT_EQ(replayed.files.size(), 9900u);
+  ASSERT_EQ(replayed.tombstones.size(), 100u);
+  WriteCheckpoint(table, replayed);
+  Snapshot classic = table.Latest();
+  EXPECT_EQ(classic.checkpoint_version, 2);
+  ExpectSameState(classic, replayed);
+  LocalFileSystem().Remove(dir.Join("_delta_log/00000000000000000002.checkpoint.parquet"));
+  WriteCheckpoint(table, replayed, {.parts = 3});
+  Snapshot multi_part = table.Latest();
+  EXPECT_EQ(multi_part.checkpoint_version, 2);
+  ExpectSameState(multi_part, replayed);
+}
+
 TEST(DeltaCheckpointTest, V2CheckpointWithSidecar) {
   lakerun::testing::TempDir dir;
   Protocol v2;
