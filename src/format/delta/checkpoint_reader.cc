@@ -1,12 +1,18 @@
-// Reading checkpoints: Parquet rows (one action per row, actions as nullable struct columns) are assembled into
-// parquet::Values, turned into JSON objects and parsed by the same code as commit files.
+// Reading checkpoints: add and remove actions straight from their Parquet leaf columns (checkpoint_columns.h); other
+// actions (one per row, as nullable struct columns) assembled into parquet::Values, turned into JSON objects and
+// parsed by the same code as commit files. The parts of a multi-part checkpoint are read in parallel.
 #include "format/delta/checkpoint_reader.h"
+
+#include <algorithm>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "format/delta/checkpoint_columns.h"
 #include "format/delta/json_codec.h"
 #include "format/delta/uri.h"
 #include "lakerun/base/error.h"
+#include "lakerun/base/thread_pool.h"
 #include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/table_reader.h"
 
@@ -73,25 +79,84 @@ void Merge(ActionSet* dst, ActionSet src, const std::string& context) {
   if (src.checkpoint_metadata_version) dst->checkpoint_metadata_version = src.checkpoint_metadata_version;
 }
 
+constexpr const char* kActionColumns[] = {"protocol", "metaData", "add", "remove", "txn", "domainMetadata",
+                                          "checkpointMetadata", "sidecar"};
+
+bool IsFileAction(const std::string& name) { return name == "add" || name == "remove"; }
+
+// The top-level fields among `fields` that are non-null in some row of `group` (judged by the definition levels of
+// their first leaf): only those need assembling.
+std::vector<int> FieldsWithValues(const parquet::Schema& schema, const std::vector<int>& fields,
+                                  const parquet::RowGroupData& group) {
+  std::vector<int> out;
+  for (int f : fields) {
+    const parquet::SchemaNode& node = schema.root().children[static_cast<size_t>(f)];
+    const std::vector<int> leaves = schema.ColumnsUnder(node.name);
+    auto it = leaves.empty() ? group.columns.end()
+                             : std::find(group.columns.begin(), group.columns.end(), leaves.front());
+    if (node.repetition == parquet::Repetition::kRequired || it == group.columns.end()) {
+      out.push_back(f);
+      continue;
+    }
+    const auto& defs = group.data[static_cast<size_t>(it - group.columns.begin())].def_levels();
+    if (defs.empty() || std::any_of(defs.begin(), defs.end(), [&](int16_t d) { return d >= node.max_def_level; })) {
+      out.push_back(f);
+    }
+  }
+  return out;
+}
+
+// Reads one checkpoint Parquet file. add and remove come from their leaf columns (checkpoint_columns.h) when their
+// shape allows; other actions (and file actions of unknown shape) are assembled into Values, converted to JSON and
+// parsed by ParseActionInto, only for row groups where they occur.
 void ReadParquetActions(FileSystem& fs, const std::string& path, ActionSet* out, const std::string& context) {
   const std::string where = StrCat(context, " checkpoint file ", path);
   try {
     auto file = parquet::ParquetFile::Open(fs, path);
+    const parquet::Schema& schema = file->schema();
+    const std::optional<FileActionColumns> file_actions = FileActionColumns::Bind(schema);
     parquet::TableReadOptions options;
-    for (const char* column : {"protocol", "metaData", "add", "remove", "txn", "domainMetadata",
-                               "checkpointMetadata", "sidecar"}) {
-      if (file->schema().FindNode(column) != nullptr) options.columns.push_back(column);
+    for (const char* column : kActionColumns) {
+      if (schema.FindNode(column) == nullptr || (file_actions && IsFileAction(column))) continue;
+      options.columns.push_back(column);
+    }
+    if (file_actions) {
+      options.columns.insert(options.columns.end(), file_actions->read_paths().begin(),
+                             file_actions->read_paths().end());
     }
     if (options.columns.empty()) return;
     parquet::TableReader reader(*file, options);
-    int64_t row = 0;
-    while (true) {
-      std::vector<parquet::Value> rows = reader.ReadRows(4096);
-      if (rows.empty()) break;
-      for (const auto& r : rows) {
-        ParseActionInto(ValueToJson(r), out, StrCat(where, " row ", row));
-        ++row;
+    std::vector<int> assembled;  // top-level fields read through Values
+    for (int f : reader.top_level_fields()) {
+      if (!(file_actions && IsFileAction(schema.root().children[static_cast<size_t>(f)].name))) {
+        assembled.push_back(f);
       }
+    }
+    int64_t first_row = 0;
+    while (std::optional<parquet::RowGroupData> group = reader.Next()) {
+      if (file_actions) file_actions->Read(*group, out, where);
+      const std::vector<int> fields = FieldsWithValues(schema, assembled, *group);
+      if (!fields.empty()) {
+        // Record assembly wants exactly the leaves of the fields it assembles.
+        std::vector<int> wanted;
+        for (int f : fields) {
+          const std::vector<int> leaves = schema.ColumnsUnder(schema.root().children[static_cast<size_t>(f)].name);
+          wanted.insert(wanted.end(), leaves.begin(), leaves.end());
+        }
+        std::vector<int> columns;
+        std::vector<parquet::ColumnData> data;
+        for (size_t i = 0; i < group->columns.size(); ++i) {
+          if (std::find(wanted.begin(), wanted.end(), group->columns[i]) == wanted.end()) continue;
+          columns.push_back(group->columns[i]);
+          data.push_back(std::move(group->data[i]));
+        }
+        const std::vector<parquet::Value> rows =
+            parquet::AssembleRecords(schema, fields, columns, data, group->num_rows);
+        for (size_t i = 0; i < rows.size(); ++i) {
+          ParseActionInto(ValueToJson(rows[i]), out, StrCat(where, " row ", first_row + static_cast<int64_t>(i)));
+        }
+      }
+      first_row += group->num_rows;
     }
   } catch (const CorruptDataError& e) {
     const std::string msg = e.what();
@@ -102,25 +167,37 @@ void ReadParquetActions(FileSystem& fs, const std::string& path, ActionSet* out,
   }
 }
 
+// Reads the parts of a Parquet checkpoint, several at a time, into one ActionSet per part.
+std::vector<ActionSet> ReadParquetParts(FileSystem& fs, const std::vector<std::string>& paths,
+                                        const std::string& context) {
+  std::vector<ActionSet> parts(paths.size());
+  const size_t threads = std::min<size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
+  ThreadPool pool(threads - 1, "checkpoint");  // ParallelFor also runs tasks on this thread
+  pool.ParallelFor(paths.size(), [&](size_t i) { ReadParquetActions(fs, paths[i], &parts[i], context); });
+  return parts;
+}
+
 }  // namespace
 
 ActionSet ReadCheckpoint(FileSystem& fs, const std::string& log_dir, const CheckpointFiles& checkpoint,
                          const std::string& context) {
   ActionSet out;
-  for (const auto& path : checkpoint.paths) {
-    ActionSet part;
-    if (checkpoint.json) {
+  if (checkpoint.json) {
+    for (const auto& path : checkpoint.paths) {
       std::string text;
       try {
         text = fs.ReadFile(path);
       } catch (const IoError& e) {
         LAKERUN_THROW(IoError, context, " checkpoint file ", path, ": ", e.what());
       }
-      part = ParseActionLines(text, StrCat(context, " checkpoint file ", path));
-    } else {
-      ReadParquetActions(fs, path, &part, context);
+      Merge(&out, ParseActionLines(text, StrCat(context, " checkpoint file ", path)),
+            StrCat(context, " checkpoint file ", path));
     }
-    Merge(&out, std::move(part), StrCat(context, " checkpoint file ", path));
+  } else {
+    std::vector<ActionSet> parts = ReadParquetParts(fs, checkpoint.paths, context);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      Merge(&out, std::move(parts[i]), StrCat(context, " checkpoint file ", checkpoint.paths[i]));
+    }
   }
   if (checkpoint.kind == CheckpointFiles::Kind::kV2) {
     LAKERUN_CHECK_AS(CorruptDataError, out.checkpoint_metadata_version.has_value(), context, " checkpoint file ",

@@ -129,6 +129,87 @@ TEST(DeltaCheckpointTest, MultiPartCheckpointAndIncompleteSetIgnored) {
   ExpectSameState(without, latest);
 }
 
+// Checkpoints whose row groups hold far more actions than one read batch: every action must come back.
+TEST(DeltaCheckpointTest, LargeCheckpointsKeepEveryAction) {
+  lakerun::testing::TempDir dir;
+  DeltaTable table = CreateTable(dir.path(), Schema(), {.partition_columns = {"part"}});
+  ActionSet actions;
+  for (int i = 1; i <= 10000; ++i) actions.adds.push_back(FakeAdd(i));
+  Commit(table, actions);
+  ActionSet removes;
+  for (int i = 1; i <= 10000; i += 100) removes.removes.push_back(RemoveOf(FakeAdd(i), 1700000000000));
+  Commit(table, removes);
+  const Snapshot replayed = table.Latest();
+  ASSERT_EQ(replayed.files.size(), 9900u);
+  ASSERT_EQ(replayed.tombstones.size(), 100u);
+  WriteCheckpoint(table, replayed);
+  Snapshot classic = table.Latest();
+  EXPECT_EQ(classic.checkpoint_version, 2);
+  ExpectSameState(classic, replayed);
+  LocalFileSystem().Remove(dir.Join("_delta_log/00000000000000000002.checkpoint.parquet"));
+  WriteCheckpoint(table, replayed, {.parts = 3});
+  Snapshot multi_part = table.Latest();
+  EXPECT_EQ(multi_part.checkpoint_version, 2);
+  ExpectSameState(multi_part, replayed);
+}
+
+// Every field of add and remove survives a checkpoint: deletion vectors, row ids, null partition values, tags, and
+// removes with and without extended file metadata.
+TEST(DeltaCheckpointTest, FileActionFieldsRoundTrip) {
+  lakerun::testing::TempDir dir;
+  DeltaTable table = CreateTable(dir.path(), Schema(), {.partition_columns = {"part"}});
+  ActionSet actions;
+  AddFile with_dv = FakeAdd(1);
+  with_dv.deletion_vector = DeletionVectorDescriptor{'u', "ab^-aqEH.-t@S}K{vb[*k^", 4, 40, 6};
+  with_dv.base_row_id = 7;
+  with_dv.default_row_commit_version = 1;
+  with_dv.data_change = false;
+  AddFile null_part = FakeAdd(2);
+  null_part.partition_values["part"] = std::nullopt;
+  null_part.stats.reset();
+  actions.adds = {with_dv, null_part, FakeAdd(4), FakeAdd(5)};
+  Commit(table, actions);
+  ActionSet removes;
+  removes.removes.push_back(RemoveOf(FakeAdd(4), 1700000000001));
+  RemoveFile bare;
+  bare.path = FakeAdd(5).path;
+  bare.data_change = false;
+  removes.removes.push_back(bare);
+  Commit(table, removes);
+  const Snapshot replayed = table.Latest();
+  WriteCheckpoint(table, replayed, {.parts = 2});
+  const Snapshot s = table.Latest();
+  ASSERT_EQ(s.checkpoint_version, 2);
+  ExpectSameState(s, replayed);
+  ASSERT_EQ(s.files.size(), 2u);
+  for (size_t i = 0; i < s.files.size(); ++i) {
+    const AddFile& a = s.files[i];
+    const AddFile& b = replayed.files[i];
+    EXPECT_EQ(a.data_change, b.data_change);
+    EXPECT_EQ(a.base_row_id, b.base_row_id);
+    EXPECT_EQ(a.default_row_commit_version, b.default_row_commit_version);
+    EXPECT_EQ(a.modification_time, b.modification_time);
+    ASSERT_EQ(a.deletion_vector.has_value(), b.deletion_vector.has_value());
+    if (a.deletion_vector) {
+      EXPECT_EQ(a.deletion_vector->UniqueId(), b.deletion_vector->UniqueId());
+      EXPECT_EQ(a.deletion_vector->size_in_bytes, 40);
+      EXPECT_EQ(a.deletion_vector->cardinality, 6);
+    }
+  }
+  EXPECT_EQ(s.files[1].partition_values.at("part"), std::nullopt);
+  EXPECT_EQ(s.files[1].stats, std::nullopt);
+  ASSERT_EQ(s.tombstones.size(), 2u);
+  for (size_t i = 0; i < s.tombstones.size(); ++i) {
+    const RemoveFile& a = s.tombstones[i];
+    const RemoveFile& b = replayed.tombstones[i];
+    EXPECT_EQ(a.partition_values, b.partition_values);
+    EXPECT_EQ(a.extended_file_metadata, b.extended_file_metadata);
+    EXPECT_EQ(a.size, b.size);
+    EXPECT_EQ(a.deletion_timestamp, b.deletion_timestamp);
+    EXPECT_EQ(a.data_change, b.data_change);
+  }
+}
+
 TEST(DeltaCheckpointTest, V2CheckpointWithSidecar) {
   lakerun::testing::TempDir dir;
   Protocol v2;

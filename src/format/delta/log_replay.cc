@@ -1,6 +1,9 @@
 // Action reconciliation.
 #include "format/delta/log_replay.h"
 
+#include <algorithm>
+#include <functional>
+
 #include "format/delta/uri.h"
 #include "lakerun/base/error.h"
 
@@ -14,48 +17,68 @@ StateBuilder::StateBuilder(const Snapshot& base) : protocol_(base.protocol), met
   domains_ = base.domains;
 }
 
+size_t StateBuilder::FileKeyHash::operator()(const FileKey& key) const {
+  const size_t h = std::hash<std::string>()(key.first);
+  return key.second.empty() ? h : h ^ (std::hash<std::string>()(key.second) * 0x9e3779b97f4a7c15ull);
+}
+
 StateBuilder::FileKey StateBuilder::KeyOf(const std::string& path, const std::optional<DeletionVectorDescriptor>& dv,
                                           const std::string& context) {
   return {PercentDecode(path, context), dv ? dv->UniqueId() : std::string()};
 }
 
-void StateBuilder::Apply(const ActionSet& actions, const std::string& context) {
-  if (actions.protocol) protocol_ = actions.protocol;
-  if (actions.metadata) metadata_ = actions.metadata;
+void StateBuilder::Apply(ActionSet actions, const std::string& context) {
+  if (actions.protocol) protocol_ = std::move(actions.protocol);
+  if (actions.metadata) metadata_ = std::move(actions.metadata);
   for (const auto& t : actions.txns) txns_[t.app_id] = t.version;
-  for (const auto& d : actions.domains) {
+  for (auto& d : actions.domains) {
     if (d.removed) {
       domains_.erase(d.domain);
     } else {
-      domains_[d.domain] = d;
+      domains_[d.domain] = std::move(d);
     }
   }
   // Within one valid commit an (path, dv) key appears at most once per action type and never as both add and
   // remove, so the order of removes and adds inside a commit does not matter.
-  for (const auto& r : actions.removes) {
+  adds_.reserve(adds_.size() + actions.adds.size());
+  for (auto& r : actions.removes) {
     FileKey key = KeyOf(r.path, r.deletion_vector, context);
     adds_.erase(key);
-    removes_[std::move(key)] = r;
+    removes_.insert_or_assign(std::move(key), std::move(r));
   }
-  for (const auto& a : actions.adds) {
+  for (auto& a : actions.adds) {
     FileKey key = KeyOf(a.path, a.deletion_vector, context);
     removes_.erase(key);
-    adds_[std::move(key)] = a;
+    adds_.insert_or_assign(std::move(key), std::move(a));
   }
+}
+
+template <typename Action>
+std::vector<Action> StateBuilder::SortedByKey(FileMap<Action>* map) {
+  std::vector<std::pair<const FileKey*, Action*>> order;
+  order.reserve(map->size());
+  for (auto& [key, action] : *map) order.emplace_back(&key, &action);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  std::vector<Action> out;
+  out.reserve(order.size());
+  for (auto& [key, action] : order) out.push_back(std::move(*action));
+  map->clear();
+  return out;
 }
 
 void StateBuilder::Finish(Snapshot* out, const std::string& context) {
   LAKERUN_CHECK_AS(CorruptDataError, protocol_.has_value(), context, ": the log has no protocol action");
   LAKERUN_CHECK_AS(CorruptDataError, metadata_.has_value(), context, ": the log has no metaData action");
-  out->protocol = *protocol_;
-  out->metadata = *metadata_;
-  out->files.clear();
-  out->files.reserve(adds_.size());
-  for (auto& [key, add] : adds_) out->files.push_back(add);
-  out->tombstones.clear();
-  for (auto& [key, remove] : removes_) out->tombstones.push_back(remove);
-  out->app_versions = txns_;
-  out->domains = domains_;
+  out->protocol = std::move(*protocol_);
+  out->metadata = std::move(*metadata_);
+  protocol_.reset();
+  metadata_.reset();
+  out->files = SortedByKey(&adds_);
+  out->tombstones = SortedByKey(&removes_);
+  out->app_versions = std::move(txns_);
+  out->domains = std::move(domains_);
+  txns_.clear();
+  domains_.clear();
 }
 
 }  // namespace lakerun::delta::internal

@@ -135,8 +135,8 @@ Snapshot DeltaTable::AtVersion(int64_t version) const {
   if (cp != log.checkpoints.begin()) {
     --cp;
     const internal::CheckpointFiles& files = cp->second.front();
-    ActionSet actions = internal::ReadCheckpoint(fs_, log_dir, files, TableContext(path_, cp->first));
-    state.Apply(actions, StrCat(TableContext(path_, cp->first), " checkpoint ", files.paths.front()));
+    state.Apply(internal::ReadCheckpoint(fs_, log_dir, files, TableContext(path_, cp->first)),
+                StrCat(TableContext(path_, cp->first), " checkpoint ", files.paths.front()));
     snapshot.checkpoint_version = cp->first;
     start = cp->first + 1;
   }
@@ -155,8 +155,8 @@ Snapshot DeltaTable::AtVersion(int64_t version) const {
                     ") is missing from the middle of the log; the log is corrupt");
     }
     ActionSet actions = ReadCommit(fs_, path_, v, it->second);
-    state.Apply(actions, StrCat(TableContext(path_, v), " file ", it->second));
     if (v == version) snapshot.commit_info = actions.commit_info;
+    state.Apply(std::move(actions), StrCat(TableContext(path_, v), " file ", it->second));
   }
   state.Finish(&snapshot, TableContext(path_, version));
   if (!snapshot.commit_info && log.commits.count(version)) {
@@ -190,8 +190,8 @@ Snapshot DeltaTable::Update(const Snapshot& base, std::optional<int64_t> version
     LAKERUN_CHECK_AS(CorruptDataError, it != log.commits.end(), TableContext(path_, target), ": commit file ",
                      JoinPath(log_dir, CommitFileName(v)), " (version ", v, ") is missing from the log");
     ActionSet actions = ReadCommit(fs_, path_, v, it->second);
-    state.Apply(actions, StrCat(TableContext(path_, v), " file ", it->second));
     if (v == target) snapshot.commit_info = actions.commit_info;
+    state.Apply(std::move(actions), StrCat(TableContext(path_, v), " file ", it->second));
   }
   state.Finish(&snapshot, TableContext(path_, target));
   if (snapshot.commit_info && snapshot.commit_info->in_commit_timestamp) {
