@@ -713,8 +713,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       partitions.types[name] = field->type;
     }
     options.filter = delta::BindFilter(snapshot, options.filter);
+    const delta::FilePruner pruner(snapshot, options.filter);
     for (const delta::AddFile& add : snapshot.files) {
-      if (!delta::FileMayMatch(snapshot, add, options.filter)) continue;  // partition values and stats
+      if (!pruner.MayMatch(add)) continue;  // partition values and stats
       DataFile file;
       file.path = snapshot.DataFilePath(add);
       for (const auto& [name, type] : partitions.types) {

@@ -1,10 +1,10 @@
 // Filters against a Delta snapshot: binding constants to column types, and what the log says of one file
 // (partition values and per-file stats) as a StatisticsView.
+#include <algorithm>
 #include <cmath>
 
-#include <nlohmann/json.hpp>
-
 #include "lakerun/base/error.h"
+#include "lakerun/format/delta/file_stats.h"
 #include "lakerun/format/delta/scan.h"
 #include "lakerun/format/delta/values.h"
 
@@ -14,7 +14,6 @@ namespace {
 namespace pq = lakerun::parquet;
 using format::ColumnStatistics;
 using format::StatisticsView;
-using nlohmann::json;
 using pq::Value;
 
 bool IsNumber(const Value& v) {
@@ -72,44 +71,6 @@ const StructField* ResolvePath(const DataType& schema, const std::string& column
   return ResolvePath(*head->type, column.substr(dot + 1));
 }
 
-// Stats JSON of a file parsed on first use (a file's stats are parsed only when a filter needs a data column).
-class LazyStats {
- public:
-  explicit LazyStats(const std::optional<std::string>& text) : text_(text) {}
-
-  const json* Get() {
-    if (!parsed_) {
-      parsed_ = true;
-      if (text_) {
-        json j = json::parse(*text_, nullptr, false);
-        if (!j.is_discarded() && j.is_object()) stats_ = std::move(j);
-      }
-    }
-    return stats_ ? &*stats_ : nullptr;
-  }
-
-  // The entry of a (dotted, physical) column path in one stats section, or nullptr.
-  const json* Find(const char* section, const std::vector<std::string>& path) {
-    const json* node = Get();
-    if (node == nullptr) return nullptr;
-    auto it = node->find(section);
-    if (it == node->end()) return nullptr;
-    node = &*it;
-    for (const std::string& key : path) {
-      if (!node->is_object()) return nullptr;
-      auto next = node->find(key);
-      if (next == node->end()) return nullptr;
-      node = &*next;
-    }
-    return node;
-  }
-
- private:
-  const std::optional<std::string>& text_;
-  bool parsed_ = false;
-  std::optional<json> stats_;
-};
-
 // Physical key path of a logical column path in the stats (physical names under column mapping).
 std::vector<std::string> StatsPath(const Snapshot& s, const std::string& column) {
   std::vector<std::string> path;
@@ -158,45 +119,62 @@ Filter BindFilter(const Snapshot& snapshot, const Filter& filter) {
 
 Value FilterValue(const Value& v, const DataType& type) { return AsFilterNumber(v, type); }
 
-bool FileMayMatch(const Snapshot& s, const AddFile& file, const Filter& filter) {
-  if (filter.is_true()) return true;
-  LazyStats stats(file.stats);
-  StatisticsView view;
-  if (const json* n = stats.Find("numRecords", {}); n != nullptr && n->is_number_integer()) {
-    view.num_rows = n->get<int64_t>();
+FilePruner::FilePruner(const Snapshot& snapshot, const Filter& bound_filter)
+    : snapshot_(snapshot), filter_(bound_filter) {
+  const auto& partitions = snapshot.metadata.partition_columns;
+  for (const std::string& column : filter_.Columns()) {
+    const StructField* field = FindFilterColumn(snapshot, column);
+    if (field == nullptr) continue;
+    Column c{field, std::find(partitions.begin(), partitions.end(), column) != partitions.end(), ""};
+    if (!c.partition && field->type->IsPrimitive()) {
+      const std::vector<std::string> path = StatsPath(snapshot, column);
+      for (size_t i = 0; i < path.size(); ++i) c.stats_key += (i ? "." : "") + path[i];
+      if (!c.stats_key.empty()) stats_columns_[c.stats_key] = field->type.get();
+    }
+    columns_[column] = c;
   }
-  const auto& partitions = s.metadata.partition_columns;
-  view.column = [&](const std::string& column) -> std::optional<ColumnStatistics> {
-    const StructField* field = FindFilterColumn(s, column);
-    if (field == nullptr) return std::nullopt;
-    if (std::find(partitions.begin(), partitions.end(), column) != partitions.end()) {
-      const Value v = AsFilterNumber(PartitionValue(s, file, *field), *field->type);
+}
+
+bool FilePruner::MayMatch(const AddFile& file) const {
+  if (filter_.is_true()) return true;
+  std::optional<FileStats> stats;  // parsed on the first question about a data column
+  bool parsed = false;
+  auto parse = [&]() -> const FileStats* {
+    if (!parsed) {
+      parsed = true;
+      if (file.stats && !stats_columns_.empty()) stats = ParseFileStats(*file.stats, stats_columns_);
+    }
+    return stats ? &*stats : nullptr;
+  };
+  StatisticsView view;
+  if (file.stats && !stats_columns_.empty() && parse() != nullptr) view.num_rows = stats->num_records;
+  view.column = [&](const std::string& name) -> std::optional<ColumnStatistics> {
+    const auto it = columns_.find(name);
+    if (it == columns_.end()) return std::nullopt;
+    const Column& c = it->second;
+    const DataType& type = *c.field->type;
+    if (c.partition) {
+      const Value v = AsFilterNumber(PartitionValue(snapshot_, file, *c.field), type);
       if (v.is_null()) return ColumnStatistics{std::nullopt, std::nullopt, view.num_rows.value_or(1)};
       return ColumnStatistics{v, v, 0};
     }
-    if (!field->type->IsPrimitive()) return std::nullopt;
-    const std::vector<std::string> path = StatsPath(s, column);
-    if (path.empty()) return std::nullopt;
-    ColumnStatistics out;
-    if (const json* n = stats.Find("nullCount", path); n != nullptr && n->is_number_integer()) {
-      out.null_count = n->get<int64_t>();
-    }
-    auto bound = [&](const char* section) -> std::optional<Value> {
-      const json* m = stats.Find(section, path);
-      if (m == nullptr) return std::nullopt;
-      std::optional<Value> v = ParseStatsValue(m->dump(), *field->type);
-      if (v) v = AsFilterNumber(*v, *field->type);
-      return v;
-    };
-    out.min = bound("minValues");
-    out.max = bound("maxValues");
-    const TypeKind kind = field->type->kind;
-    if (out.max && (kind == TypeKind::kTimestamp || kind == TypeKind::kTimestampNtz)) {
+    const FileStats* fs = c.stats_key.empty() ? nullptr : parse();
+    if (fs == nullptr) return std::nullopt;
+    const auto found = fs->columns.find(c.stats_key);
+    if (found == fs->columns.end()) return std::nullopt;
+    ColumnStatistics out{found->second.min, found->second.max, found->second.null_count};
+    if (out.min) out.min = AsFilterNumber(*out.min, type);
+    if (out.max) out.max = AsFilterNumber(*out.max, type);
+    if (out.max && (type.kind == TypeKind::kTimestamp || type.kind == TypeKind::kTimestampNtz)) {
       out.max = Value::Int(out.max->as_int() + 999);  // stats are truncated to milliseconds
     }
     return out;
   };
-  return format::MayMatch(filter, view);
+  return format::MayMatch(filter_, view);
+}
+
+bool FileMayMatch(const Snapshot& snapshot, const AddFile& file, const Filter& bound_filter) {
+  return FilePruner(snapshot, bound_filter).MayMatch(file);
 }
 
 }  // namespace lakerun::delta

@@ -130,10 +130,10 @@ Value PartitionValue(const Snapshot& s, const AddFile& file, const StructField& 
 }
 
 std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const Filter& filter) {
-  const Filter bound = BindFilter(snapshot, filter);
+  const FilePruner pruner(snapshot, BindFilter(snapshot, filter));
   std::vector<AddFile> out;
   for (const auto& f : snapshot.files) {
-    if (FileMayMatch(snapshot, f, bound)) out.push_back(f);
+    if (pruner.MayMatch(f)) out.push_back(f);
   }
   return out;
 }
@@ -147,8 +147,9 @@ TableScan::TableScan(const DeltaTable& table, const Snapshot& snapshot, ScanOpti
     for (const auto& name : options_.columns) columns_.push_back(&FieldOrThrow(snapshot, name));
   }
   options_.filter = BindFilter(snapshot, options_.filter);
+  const FilePruner pruner(snapshot, options_.filter);
   for (const auto& f : snapshot.files) {
-    if (FileMayMatch(snapshot, f, options_.filter)) files_.push_back(f);
+    if (pruner.MayMatch(f)) files_.push_back(f);
   }
 }
 

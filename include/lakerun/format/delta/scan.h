@@ -52,6 +52,25 @@ parquet::Value PartitionValue(const Snapshot& snapshot, const AddFile& file, con
 /// Whether the file may hold rows matching a bound filter (false only when its partition values or stats prove it
 /// cannot). A file's stats are parsed only when a data column's statistics are asked for.
 bool FileMayMatch(const Snapshot& snapshot, const AddFile& file, const Filter& bound_filter);
+/// FileMayMatch for many files: the filter's columns are resolved once, and each file's stats are parsed only for
+/// those columns (delta/file_stats.h), only when a data column is asked about. `snapshot` must outlive it.
+class FilePruner {
+ public:
+  FilePruner(const Snapshot& snapshot, const Filter& bound_filter);
+  bool MayMatch(const AddFile& file) const;
+
+ private:
+  struct Column {
+    const StructField* field = nullptr;
+    bool partition = false;
+    std::string stats_key;  // dotted physical path in the stats; empty when stats cannot hold it
+  };
+  const Snapshot& snapshot_;
+  Filter filter_;
+  std::map<std::string, Column> columns_;                    // by filter column
+  std::map<std::string, const DataType*> stats_columns_;     // stats key -> type, for ParseFileStats
+};
+
 /// The live files that may hold rows matching `filter` (bound here), in snapshot order.
 std::vector<AddFile> PruneFiles(const Snapshot& snapshot, const Filter& filter);
 
