@@ -1,54 +1,12 @@
 // ReadLeadingRows and SelectColumns: the first rows of a file, reading only the pages they need.
-#include <atomic>
-
 #include "format/parquet/parquet_test_util.h"
+#include "lakerun/base/fault_injection.h"
 #include "lakerun_testing/matchers.h"
 
 namespace lakerun::parquet {
 namespace {
 
 using testing::MemFile;
-
-// A FileSystem that counts the bytes read through it.
-class CountingFileSystem : public FileSystem {
- public:
-  explicit CountingFileSystem(FileSystem& base) : base_(base) {}
-  uint64_t bytes_read() const { return bytes_read_; }
-
-  std::unique_ptr<RandomAccessFile> OpenForRead(const std::string& path) override {
-    class Counting : public RandomAccessFile {
-     public:
-      Counting(std::unique_ptr<RandomAccessFile> file, std::atomic<uint64_t>* counter)
-          : RandomAccessFile(file->path()), file_(std::move(file)), counter_(counter) {}
-      uint64_t Size() const override { return file_->Size(); }
-      void ReadAt(uint64_t offset, size_t n, void* out) const override {
-        *counter_ += n;
-        file_->ReadAt(offset, n, out);
-      }
-
-     private:
-      std::unique_ptr<RandomAccessFile> file_;
-      std::atomic<uint64_t>* counter_;
-    };
-    return std::make_unique<Counting>(base_.OpenForRead(path), &bytes_read_);
-  }
-  std::unique_ptr<WritableFile> OpenForWrite(const std::string& path) override { return base_.OpenForWrite(path); }
-  std::unique_ptr<WritableFile> OpenForAppend(const std::string& path) override { return base_.OpenForAppend(path); }
-  bool CreateExclusive(const std::string& path, std::string_view contents) override {
-    return base_.CreateExclusive(path, contents);
-  }
-  bool Exists(const std::string& path) override { return base_.Exists(path); }
-  std::optional<FileInfo> Stat(const std::string& path) override { return base_.Stat(path); }
-  std::vector<FileInfo> List(const std::string& dir) override { return base_.List(dir); }
-  void CreateDirs(const std::string& path) override { base_.CreateDirs(path); }
-  void Remove(const std::string& path) override { base_.Remove(path); }
-  void RemoveAll(const std::string& path) override { base_.RemoveAll(path); }
-  void Rename(const std::string& from, const std::string& to) override { base_.Rename(from, to); }
-
- private:
-  FileSystem& base_;
-  std::atomic<uint64_t> bytes_read_{0};
-};
 
 // One row group of 200k rows in small pages: id, a dictionary-encoded string, a nullable double.
 MemFile OneLargeRowGroup(Codec codec) {
@@ -80,7 +38,7 @@ std::vector<Value> FirstRows(const MemFile& f, int64_t n, std::vector<std::strin
 TEST(LeadingRowsTest, ReadsOnlyThePagesOfTheFirstRows) {
   for (Codec codec : {Codec::kUncompressed, Codec::kSnappy}) {
     MemFile f = OneLargeRowGroup(codec);
-    CountingFileSystem counting(*f.fs);
+    FaultInjectingFileSystem counting(*f.fs);  // counts the bytes read through it
     auto file = ParquetFile::Open(counting, f.path);
     ASSERT_EQ(file->num_row_groups(), 1);
     const uint64_t after_footer = counting.bytes_read();
