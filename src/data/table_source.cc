@@ -34,9 +34,15 @@ struct DataFile {
   std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
   std::map<std::string, pq::Value> partition_values;  // the file's typed value of every partition column
+  // Row groups the filter's statistics ruled out (TableOptions::filter), by index; empty: none.
+  std::vector<uint8_t> pruned_row_groups;
   // Delta tables: the file's top-level field holding each table column it has (physical names and field ids of
   // column mapping resolved); a column missing here is absent from the file (schema evolution: read as null).
   std::map<std::string, std::string> fields;
+
+  bool RowGroupPruned(int rg) const {
+    return static_cast<size_t>(rg) < pruned_row_groups.size() && pruned_row_groups[static_cast<size_t>(rg)];
+  }
 };
 
 // A table's partition columns and their types: a Delta table's, or the key=value folders of loose Parquet files.
@@ -179,12 +185,10 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, Column
 // What partition values alone say of a file: its value of every partition column, nothing of other columns.
 format::StatisticsView PartitionStatistics(const std::map<std::string, pq::Value>& values) {
   format::StatisticsView view;
-  view.num_rows = 1;  // a null partition value is null on every row: null_count == num_rows
   view.column = [&values](const std::string& column) -> std::optional<format::ColumnStatistics> {
     const auto it = values.find(column);
     if (it == values.end()) return std::nullopt;
-    if (it->second.is_null()) return format::ColumnStatistics{std::nullopt, std::nullopt, 1};
-    return format::ColumnStatistics{it->second, it->second, 0};
+    return format::ColumnStatistics::Constant(it->second);
   };
   return view;
 }
@@ -313,11 +317,7 @@ class ParquetTableSource final : public RowSource {
       }
     }
     DescribeAbsentColumns(names, described_by);
-    // Row filtering reads the filter's columns through a source of its own (whole row groups, no filter).
-    const bool filters_rows = !options.filter.is_true() && !FilterIsOnPartitionsOnly();
-    std::shared_ptr<ParquetTableSource> probe;
-    if (filters_rows) probe = FilterProbe();
-    size_t probe_unit = 0;
+    if (!options.filter.is_true() && !FilterIsOnPartitionsOnly()) ApplyRowFilter();
     for (size_t f = 0; f < files_.size(); ++f) {
       const pq::FileMetaData& md = files_[f].file->metadata();
       uint64_t file_row = 0;
@@ -329,11 +329,7 @@ class ParquetTableSource final : public RowSource {
           rg_deleted.push_back(*deleted++ - file_row);
         }
         file_row += rows;
-        if (rows == 0) continue;
-        const size_t unit_of_probe = probe_unit++;  // the probe has one unit per non-empty row group, in this order
-        if (rg_deleted.size() == rows || !format::MayMatch(options.filter, RowGroupStatistics(f, rg))) continue;
-        if (filters_rows) rg_deleted = FilterRows(*probe, unit_of_probe, rows, std::move(rg_deleted));
-        if (rg_deleted.size() == rows) continue;
+        if (rg_deleted.size() == rows || files_[f].RowGroupPruned(rg)) continue;
         // Equal row slices of about unit_bytes decoded bytes each (one slice: the whole row group).
         uint64_t slices = 1;
         if (options.unit_bytes > 0) {
@@ -384,6 +380,7 @@ class ParquetTableSource final : public RowSource {
     }
     TableOptions options = options_;
     options.unit_bytes = unit_bytes;
+    options.filter = Filter();  // files_ carry its outcome (pruned row groups, deleted rows): not applied again
     auto sliced = std::make_shared<ParquetTableSource>(files_, options, partitions_, where_);
     sliced->set_fingerprint(fingerprint_);
     return sliced;
@@ -457,6 +454,39 @@ class ParquetTableSource final : public RowSource {
   }
 
  private:
+  // Applies the filter to the rows of the files (ApplyRowFilter, once per table): a row group whose footer
+  // statistics rule it out is marked pruned without being read; in the others the filter's columns are decoded
+  // and the rows failing it join the file's deleted rows, so units drop them as they drop deletion-vector rows.
+  // Sources made from files_ (WithUnitBytes) inherit the outcome.
+  void ApplyRowFilter() {
+    const std::shared_ptr<ParquetTableSource> probe = FilterProbe();
+    size_t probe_unit = 0;  // the probe has one unit per non-empty row group, in file and row-group order
+    for (size_t f = 0; f < files_.size(); ++f) {
+      DataFile& file = files_[f];
+      const pq::FileMetaData& md = file.file->metadata();
+      file.pruned_row_groups.assign(md.row_groups.size(), 0);
+      std::vector<uint64_t> deleted;
+      auto next = file.deleted.begin();
+      uint64_t file_row = 0;
+      for (int rg = 0; rg < static_cast<int>(md.row_groups.size()); ++rg) {
+        const auto rows = static_cast<uint64_t>(md.row_groups[rg].num_rows);
+        std::vector<uint64_t> rg_deleted;
+        while (next != file.deleted.end() && *next < file_row + rows) rg_deleted.push_back(*next++ - file_row);
+        if (rows > 0) {
+          const size_t unit = probe_unit++;
+          if (!format::MayMatch(options_.filter, RowGroupStatistics(f, rg))) {
+            file.pruned_row_groups[static_cast<size_t>(rg)] = 1;
+          } else if (rg_deleted.size() < rows) {
+            rg_deleted = FilterRows(*probe, unit, rows, std::move(rg_deleted));
+          }
+        }
+        for (uint64_t r : rg_deleted) deleted.push_back(file_row + r);
+        file_row += rows;
+      }
+      file.deleted = std::move(deleted);
+    }
+  }
+
   // The file's top-level field holding table column `name`: the name itself for Parquet tables (Describe then
   // refuses a missing one), the resolved field of a Delta table, or nullptr when a Delta file lacks the column.
   const std::string* FileField(size_t f, const std::string& name) const {
@@ -506,16 +536,11 @@ class ParquetTableSource final : public RowSource {
     const format::StatisticsView partition = PartitionStatistics(files_[f].partition_values);
     format::StatisticsView view;
     view.num_rows = footer.num_rows;
-    view.column = [this, f, footer, partition, rows = *footer.num_rows](
-                      const std::string& column) -> std::optional<format::ColumnStatistics> {
-      if (partitions_.Has(column)) {
-        auto stats = partition.column(column);
-        if (stats && stats->null_count == 1) stats->null_count = rows;
-        return stats;
-      }
+    view.column = [this, f, footer, partition](const std::string& column) -> std::optional<format::ColumnStatistics> {
+      if (partitions_.Has(column)) return partition.column(column);
       const pq::Schema& schema = files_[f].file->schema();
       const std::string* field = FileField(f, column);
-      if (field == nullptr) return format::ColumnStatistics{std::nullopt, std::nullopt, rows};  // absent: null
+      if (field == nullptr) return format::ColumnStatistics::Constant(pq::Value::Null());  // absent: null
       const auto leaf = schema.FindColumn(*field);
       if (!leaf || !StatisticsCompareAsRead(schema.column(*leaf))) return std::nullopt;
       return footer.column(*field);

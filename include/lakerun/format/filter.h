@@ -105,11 +105,15 @@ struct ColumnStatistics {
   std::optional<parquet::Value> min;
   std::optional<parquet::Value> max;
   std::optional<int64_t> null_count;
+  /// Every row is null (what null_count == num_rows says, also where the row count is unknown).
+  bool all_null = false;
+
+  /// A column holding `value` on every row (a partition value): min == max == value and no null, or all null.
+  static ColumnStatistics Constant(const parquet::Value& value);
 };
 
 /// The statistics of a set of rows: `num_rows` when known, and a lookup from column to what is known of it
-/// (std::nullopt: nothing). A constant column (a partition value) is min == max == value with null_count 0, or
-/// null_count == num_rows for a null value.
+/// (std::nullopt: nothing). A constant column (a partition value) is ColumnStatistics::Constant.
 struct StatisticsView {
   std::optional<int64_t> num_rows;
   std::function<std::optional<ColumnStatistics>(const std::string& column)> column;

@@ -95,12 +95,6 @@ std::vector<std::string> StatsPath(const Snapshot& s, const std::string& column)
   return {};
 }
 
-// Decimals are compared as numbers by filters: the unscaled integer over 10^scale.
-Value AsFilterNumber(const Value& v, const DataType& type) {
-  if (type.kind != TypeKind::kDecimal || v.kind() != Value::Kind::kInt) return v;
-  return Value::Double(static_cast<double>(v.as_int()) / std::pow(10.0, type.scale));
-}
-
 }  // namespace
 
 const StructField* FindFilterColumn(const Snapshot& snapshot, const std::string& column) {
@@ -117,7 +111,10 @@ Filter BindFilter(const Snapshot& snapshot, const Filter& filter) {
   });
 }
 
-Value FilterValue(const Value& v, const DataType& type) { return AsFilterNumber(v, type); }
+Value FilterValue(const Value& v, const DataType& type) {
+  if (type.kind != TypeKind::kDecimal || v.kind() != Value::Kind::kInt) return v;
+  return Value::Double(static_cast<double>(v.as_int()) / std::pow(10.0, type.scale));  // unscaled / 10^scale
+}
 
 FilePruner::FilePruner(const Snapshot& snapshot, const Filter& bound_filter)
     : snapshot_(snapshot), filter_(bound_filter) {
@@ -154,17 +151,15 @@ bool FilePruner::MayMatch(const AddFile& file) const {
     const Column& c = it->second;
     const DataType& type = *c.field->type;
     if (c.partition) {
-      const Value v = AsFilterNumber(PartitionValue(snapshot_, file, *c.field), type);
-      if (v.is_null()) return ColumnStatistics{std::nullopt, std::nullopt, view.num_rows.value_or(1)};
-      return ColumnStatistics{v, v, 0};
+      return ColumnStatistics::Constant(FilterValue(PartitionValue(snapshot_, file, *c.field), type));
     }
     const FileStats* fs = c.stats_key.empty() ? nullptr : parse();
     if (fs == nullptr) return std::nullopt;
     const auto found = fs->columns.find(c.stats_key);
     if (found == fs->columns.end()) return std::nullopt;
     ColumnStatistics out{found->second.min, found->second.max, found->second.null_count};
-    if (out.min) out.min = AsFilterNumber(*out.min, type);
-    if (out.max) out.max = AsFilterNumber(*out.max, type);
+    if (out.min) out.min = FilterValue(*out.min, type);
+    if (out.max) out.max = FilterValue(*out.max, type);
     if (out.max && (type.kind == TypeKind::kTimestamp || type.kind == TypeKind::kTimestampNtz)) {
       out.max = Value::Int(out.max->as_int() + 999);  // stats are truncated to milliseconds
     }

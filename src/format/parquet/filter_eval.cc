@@ -55,7 +55,8 @@ bool RangeMayMatch(const Filter& leaf, const Value& min, const Value& max) {
 bool LeafMayMatch(const Filter& leaf, const StatisticsView& stats) {
   const std::optional<ColumnStatistics> cs = stats.column ? stats.column(leaf.column()) : std::nullopt;
   if (!cs) return true;
-  const bool all_null = cs->null_count && stats.num_rows && *stats.num_rows > 0 && *cs->null_count >= *stats.num_rows;
+  const bool all_null = cs->all_null || (cs->null_count && stats.num_rows && *stats.num_rows > 0 &&
+                                          *cs->null_count >= *stats.num_rows);
   if (leaf.op() == FilterOp::kIsNull) return !(cs->null_count && *cs->null_count == 0);
   if (leaf.op() == FilterOp::kIsNotNull) return !all_null;
   if (all_null) return false;  // no comparison holds for a null
@@ -197,6 +198,17 @@ void EvaluateLeaf(const Filter& leaf, int64_t rows, const ColumnVector& c, uint8
 }
 
 }  // namespace
+
+ColumnStatistics ColumnStatistics::Constant(const Value& value) {
+  ColumnStatistics out;
+  if (value.is_null()) {
+    out.all_null = true;
+  } else {
+    out.min = out.max = value;
+    out.null_count = 0;
+  }
+  return out;
+}
 
 bool MayMatch(const Filter& filter, const StatisticsView& stats) {
   switch (filter.op()) {
