@@ -76,23 +76,27 @@ class Parser {
     return ParseLeaf();
   }
 
+  // The text up to the closing `quote` (an opening one was just consumed); a doubled quote stands for itself.
+  std::string Quoted(char quote, const char* what) {
+    std::string out;
+    while (true) {
+      if (pos_ >= text_.size()) Fail(StrCat("unterminated ", what));
+      const char c = text_[pos_++];
+      if (c != quote) {
+        out += c;
+      } else if (pos_ < text_.size() && text_[pos_] == quote) {
+        out += quote;
+        ++pos_;
+      } else {
+        return out;
+      }
+    }
+  }
+
   std::string ParseColumn() {
     SkipSpace();
     if (Symbol("`")) {
-      std::string name;
-      while (true) {
-        if (pos_ >= text_.size()) Fail("unterminated back-quoted column name");
-        const char c = text_[pos_++];
-        if (c == '`') {
-          if (pos_ < text_.size() && text_[pos_] == '`') {
-            name += '`';
-            ++pos_;
-            continue;
-          }
-          break;
-        }
-        name += c;
-      }
+      std::string name = Quoted('`', "back-quoted column name");
       if (name.empty()) Fail("empty column name");
       return name;
     }
@@ -104,23 +108,7 @@ class Parser {
 
   Value ParseLiteral() {
     SkipSpace();
-    if (Symbol("'")) {
-      std::string s;
-      while (true) {
-        if (pos_ >= text_.size()) Fail("unterminated string");
-        const char c = text_[pos_++];
-        if (c == '\'') {
-          if (pos_ < text_.size() && text_[pos_] == '\'') {
-            s += '\'';
-            ++pos_;
-            continue;
-          }
-          break;
-        }
-        s += c;
-      }
-      return Value::String(std::move(s));
-    }
+    if (Symbol("'")) return Value::String(Quoted('\'', "string"));
     if (Keyword("true")) return Value::Bool(true);
     if (Keyword("false")) return Value::Bool(false);
     if (Keyword("null")) Fail("a comparison with null is never true; use IS NULL");
