@@ -13,6 +13,7 @@
 #include "lakerun/format/delta/commit.h"
 #include "lakerun/format/delta/writer.h"
 #include "lakerun/format/parquet/parquet.h"
+#include "lakerun_testing/child_process.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/paths.h"
 #include "lakerun_testing/temp_dir.h"
@@ -106,27 +107,21 @@ TEST(ValueTextTest, JsonAndCsvCarryFullValues) {
 
 // --- The built binary ---
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
+using Result = lakerun::testing::ProgramRun;
 
-std::string LakerunBinary() {
-  if (std::getenv("LAKERUN_BINARY_DIR") == nullptr) setenv("LAKERUN_BINARY_DIR", LAKERUN_CLI_TEST_BINARY_DIR, 0);
-  return lakerun::testing::BuiltProgram("lakerun");
-}
-
-// Runs lakerun with `args`; stderr is captured too unless `stdout_only`.
+// Runs lakerun with `args` (split at spaces), at most 60 s; stderr is captured too unless `stdout_only`.
 Result RunLakerun(const std::string& args, bool stdout_only = false) {
-  const std::string cmd = LakerunBinary() + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  if (std::getenv("LAKERUN_BINARY_DIR") == nullptr) setenv("LAKERUN_BINARY_DIR", LAKERUN_CLI_TEST_BINARY_DIR, 0);
+  std::vector<std::string> argv = {lakerun::testing::BuiltProgram("lakerun")};
+  for (size_t begin = 0; begin < args.size();) {
+    const size_t end = std::min(args.find(' ', begin), args.size());
+    if (end > begin) argv.push_back(args.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  lakerun::testing::TempDir dir;
+  lakerun::testing::ChildOptions options;
+  options.discard_stderr = stdout_only;
+  return lakerun::testing::RunProgram(argv, dir.Join("lakerun.log"), std::chrono::seconds(60), options);
 }
 
 // One JSON object per line, keys kept in their order.

@@ -63,7 +63,8 @@ Child::Child(const std::vector<std::string>& argv, const std::string& log_path, 
   if (pid_ == 0) {
     ::setpgid(0, 0);
     const int fd = ::open(log_path.c_str(), flags, 0644);
-    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(126);
+    const int err = options.discard_stderr ? ::open("/dev/null", O_WRONLY | O_CLOEXEC) : fd;
+    if (fd < 0 || err < 0 || ::dup2(fd, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) ::_exit(126);
     ::execve(cargv[0], cargv.data(), cenv.data());
     ::_exit(127);

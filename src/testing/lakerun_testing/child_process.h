@@ -20,6 +20,8 @@ struct ChildOptions {
   std::string cwd{};
   /// Append to the log instead of truncating it.
   bool append_log = false;
+  /// Send stderr to /dev/null instead of the log (the log then holds stdout alone).
+  bool discard_stderr = false;
 };
 
 /// How a process ended.
