@@ -82,19 +82,10 @@ TEST(CorruptionTest, ThriftNestingDepthIsLimited) {
 
 TEST(CorruptionTest, ChunkOffsetOutsideTheFile) {
   MemFile f = SmallFile();
-  std::string bytes = f.Bytes();
-  uint32_t len;
-  std::memcpy(&len, bytes.data() + bytes.size() - 8, 4);
-  const size_t footer_at = bytes.size() - 8 - len;
-  FileMetaData md = ParseFileMetaData(std::string_view(bytes).substr(footer_at, len), "x", footer_at, 64);
-  md.row_groups[1].columns[1].data_page_offset = 1 << 30;
-  md.row_groups[1].columns[1].dictionary_page_offset.reset();
-  std::string footer = SerializeFileMetaData(md);
-  std::string rebuilt = bytes.substr(0, footer_at) + footer;
-  const uint32_t new_len = static_cast<uint32_t>(footer.size());
-  rebuilt.append(reinterpret_cast<const char*>(&new_len), 4);
-  rebuilt += "PAR1";
-  f.SetBytes(rebuilt);
+  RewriteFooter(f, [](FileMetaData& md) {
+    md.row_groups[1].columns[1].data_page_offset = 1 << 30;
+    md.row_groups[1].columns[1].dictionary_page_offset.reset();
+  });
   auto file = f.Open();
   EXPECT_THROW_WITH(file->ReadColumnChunk(1, 1), CorruptDataError, f.path, "row group 1", "column 'v'",
                     "offset 1073741824", "outside the data section");
@@ -274,18 +265,7 @@ TEST(CorruptionTest, PlainValuesOverrunThePage) {
 
 TEST(CorruptionTest, ValueCountDisagreesWithMetadata) {
   MemFile f = SmallFile(Codec::kUncompressed);
-  std::string bytes = f.Bytes();
-  uint32_t len;
-  std::memcpy(&len, bytes.data() + bytes.size() - 8, 4);
-  const size_t footer_at = bytes.size() - 8 - len;
-  FileMetaData md = ParseFileMetaData(std::string_view(bytes).substr(footer_at, len), "x", footer_at, 64);
-  md.row_groups[0].columns[0].num_values = 25;
-  std::string footer = SerializeFileMetaData(md);
-  std::string rebuilt = bytes.substr(0, footer_at) + footer;
-  const uint32_t new_len = static_cast<uint32_t>(footer.size());
-  rebuilt.append(reinterpret_cast<const char*>(&new_len), 4);
-  rebuilt += "PAR1";
-  f.SetBytes(rebuilt);
+  RewriteFooter(f, [](FileMetaData& md) { md.row_groups[0].columns[0].num_values = 25; });
   EXPECT_THROW_WITH(f.Open()->ReadColumnChunk(0, 0), CorruptDataError, "row group 0", "column 'id'",
                     "holds 20 values", "says 25");
 }

@@ -1,12 +1,14 @@
 // Helpers shared by the parquet tests: write a file into a MemoryFileSystem and read it back.
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "format/parquet/metadata_thrift.h"
 #include "lakerun/format/parquet/parquet.h"
 
 namespace lakerun::parquet::testing {
@@ -46,6 +48,23 @@ inline bool SameColumn(const ColumnData& a, const ColumnData& b) {
   }
   return a.value_buffer().size() == b.value_buffer().size() &&
          std::memcmp(a.value_buffer().data(), b.value_buffer().data(), a.value_buffer().size()) == 0;
+}
+
+// Rewrites the footer of `f` with `edit` applied to its metadata.
+template <typename Edit>
+void RewriteFooter(MemFile& f, Edit edit) {
+  std::string bytes = f.Bytes();
+  uint32_t len;
+  std::memcpy(&len, bytes.data() + bytes.size() - 8, 4);
+  const size_t footer_at = bytes.size() - 8 - len;
+  FileMetaData md = ParseFileMetaData(std::string_view(bytes).substr(footer_at, len), "x", footer_at, 64);
+  edit(md);
+  std::string footer = SerializeFileMetaData(md);
+  std::string rebuilt = bytes.substr(0, footer_at) + footer;
+  const uint32_t new_len = static_cast<uint32_t>(footer.size());
+  rebuilt.append(reinterpret_cast<const char*>(&new_len), 4);
+  rebuilt += "PAR1";
+  f.SetBytes(rebuilt);
 }
 
 }  // namespace lakerun::parquet::testing

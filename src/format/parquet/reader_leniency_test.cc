@@ -108,23 +108,6 @@ TEST(ReaderLeniencyTest, ZeroRepetitionLevelsInAColumnWithoutRepetitionAreSkippe
                     "repetition level 1 at slot 1", "column without repetition");
 }
 
-// Rewrites the footer of `f` with `edit` applied to its metadata.
-template <typename Edit>
-void RewriteFooter(MemFile& f, Edit edit) {
-  std::string bytes = f.Bytes();
-  uint32_t len;
-  std::memcpy(&len, bytes.data() + bytes.size() - 8, 4);
-  const size_t footer_at = bytes.size() - 8 - len;
-  FileMetaData md = ParseFileMetaData(std::string_view(bytes).substr(footer_at, len), "x", footer_at, 64);
-  edit(md);
-  std::string footer = SerializeFileMetaData(md);
-  std::string rebuilt = bytes.substr(0, footer_at) + footer;
-  const uint32_t new_len = static_cast<uint32_t>(footer.size());
-  rebuilt.append(reinterpret_cast<const char*>(&new_len), 4);
-  rebuilt += "PAR1";
-  f.SetBytes(rebuilt);
-}
-
 TEST(ReaderLeniencyTest, AChunkWithoutValuesIsNotReadEvenAtOffsetZero) {
   Schema schema = Schema::FromFields({Leaf("id", PhysicalType::kInt64),
                                       Leaf("s", PhysicalType::kByteArray, Repetition::kOptional,
