@@ -35,14 +35,8 @@ delta::DataTypePtr ScaleSchema() {
 }
 
 std::string Uuid(std::mt19937_64& rng) {
-  std::string bytes(16, '\0');
-  for (size_t i = 0; i < 16; i += 8) {
-    const uint64_t r = rng();
-    for (size_t j = 0; j < 8; ++j) bytes[i + j] = static_cast<char>(r >> (8 * j));
-  }
-  bytes[6] = static_cast<char>((bytes[6] & 0x0f) | 0x40);
-  bytes[8] = static_cast<char>((bytes[8] & 0x3f) | 0x80);
-  return delta::UuidToString(bytes);
+  const uint64_t high = rng();
+  return delta::UuidFromRandomBits(high, rng());
 }
 
 std::string UserName(int64_t id) {

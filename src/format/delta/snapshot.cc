@@ -54,16 +54,21 @@ std::string UuidToString(const std::string& b) {
   return out;
 }
 
-std::string RandomUuid() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
+std::string UuidFromRandomBits(uint64_t high, uint64_t low) {
   std::string bytes(16, '\0');
+  const uint64_t halves[2] = {high, low};
   for (size_t i = 0; i < 16; i += 8) {
-    const uint64_t r = rng();
-    for (size_t j = 0; j < 8; ++j) bytes[i + j] = static_cast<char>(r >> (8 * j));
+    for (size_t j = 0; j < 8; ++j) bytes[i + j] = static_cast<char>(halves[i / 8] >> (8 * j));
   }
   bytes[6] = static_cast<char>((bytes[6] & 0x0f) | 0x40);
   bytes[8] = static_cast<char>((bytes[8] & 0x3f) | 0x80);
   return UuidToString(bytes);
+}
+
+std::string RandomUuid() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  const uint64_t high = rng();
+  return UuidFromRandomBits(high, rng());
 }
 
 ColumnMappingMode Snapshot::column_mapping_mode() const {

@@ -127,6 +127,9 @@ RemoveFile RemoveOf(const AddFile& add, int64_t deletion_timestamp_ms);
 
 /// The canonical textual form of a UUID held in 16 bytes: "d2c639aa-8816-431a-aaf6-d3fe2512ff61".
 std::string UuidToString(const std::string& bytes16);
+/// The version-4 UUID made of 128 random bits (`high`, `low`; the version and variant bits are set), in canonical
+/// form.
+std::string UuidFromRandomBits(uint64_t high, uint64_t low);
 /// A random version-4 UUID in canonical form.
 std::string RandomUuid();
 
