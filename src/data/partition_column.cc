@@ -5,40 +5,23 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
+#include "leaf_form.h"
 #include "spaced_column.h"
 
 namespace lakerun::data {
 
 ColumnInfo PartitionColumnInfo(const std::string& name, const delta::DataType& type, bool nullable,
-                               const std::string& where) {
+                               const ColumnForm& form, const std::string& where) {
   ColumnInfo info;
   info.name = name;
   info.nullable = nullable;
-  switch (type.kind) {
-    case delta::TypeKind::kLong:
-    case delta::TypeKind::kTimestamp:
-    case delta::TypeKind::kTimestampNtz: info.type = ElementType::kInt64; break;
-    case delta::TypeKind::kInteger:
-    case delta::TypeKind::kDate: info.type = ElementType::kInt32; break;
-    case delta::TypeKind::kShort: info.type = ElementType::kInt16; break;
-    case delta::TypeKind::kByte: info.type = ElementType::kInt8; break;
-    case delta::TypeKind::kFloat: info.type = ElementType::kFloat32; break;
-    case delta::TypeKind::kDouble: info.type = ElementType::kFloat64; break;
-    case delta::TypeKind::kDecimal:
-      info.type = ElementType::kFloat64;  // the unscaled value over 10^scale (delta::FilterValue)
-      if (type.precision > 15) {
-        Log(LogLevel::Warning, StrCat(where, ": decimal column '", name, "' (", delta::TypeName(type),
-                                      ") becomes float64, which holds 15 significant digits exactly; wider values "
-                                      "are rounded to the nearest float64"));
-      }
-      break;
-    case delta::TypeKind::kBoolean: info.type = ElementType::kBool; break;
-    case delta::TypeKind::kString:
-    case delta::TypeKind::kBinary: info.type = ElementType::kBinary; break;
-    default:
-      LAKERUN_THROW(NotImplemented, where, ": column '", name, "' is ", delta::TypeName(type),
-                    ", which the loader cannot read into tensors from the table's schema (columns of integer, "
-                    "floating-point, decimal, boolean, date, timestamp, string and binary types can be read)");
+  info.type = TableElementType(type, form, name, where);
+  if (type.kind == delta::TypeKind::kDecimal && form.decimal == DecimalForm::kUnscaledInt64) info.scale = type.scale;
+  if (type.kind == delta::TypeKind::kDecimal && info.type == ElementType::kFloat64 && type.precision > 15) {
+    Log(LogLevel::Warning, StrCat(where, ": decimal column '", name, "' (", delta::TypeName(type),
+                                  ") becomes float64, which holds 15 significant digits exactly; wider values "
+                                  "are rounded to the nearest float64 (DecimalForm::kUnscaledInt64 reads them "
+                                  "exactly)"));
   }
   return info;
 }

@@ -20,7 +20,7 @@ T RowValue(const ColumnChunk& chunk, uint64_t row) {
 }
 
 ColumnInfo InfoOf(const char* type) {
-  return PartitionColumnInfo("p", *delta::PrimitiveType(type), /*nullable=*/false, "table t");
+  return PartitionColumnInfo("p", *delta::PrimitiveType(type), /*nullable=*/false, ColumnForm{}, "table t");
 }
 
 TEST(PartitionColumnTest, EveryRowHoldsTheValueInTheColumnsElementType) {
@@ -51,9 +51,9 @@ TEST(PartitionColumnTest, ANullValueIsNullOnEveryRow) {
 
 TEST(PartitionColumnTest, TypesWithoutATensorFormAreRefusedNamingTheColumn) {
   const auto nested = delta::MakeStruct({delta::StructField{"a", delta::PrimitiveType("long"), true}});
-  EXPECT_THROW_WITH(PartitionColumnInfo("point", *nested, false, "table t version 3"), NotImplemented,
+  EXPECT_THROW_WITH(PartitionColumnInfo("point", *nested, false, ColumnForm{}, "table t version 3"), NotImplemented,
                     "table t version 3", "column 'point'", "struct");
-  EXPECT_EQ(PartitionColumnInfo("price", *delta::PrimitiveType("decimal(10,2)"), false, "t").type,
+  EXPECT_EQ(PartitionColumnInfo("price", *delta::PrimitiveType("decimal(10,2)"), false, ColumnForm{}, "t").type,
             ElementType::kFloat64);
 }
 

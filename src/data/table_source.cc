@@ -8,10 +8,12 @@
 
 #include "error_context.h"
 #include "hive_partitions.h"
+#include "leaf_form.h"
 #include "partition_column.h"
 #include "scratch_pool.h"
 #include "lakerun/base/error.h"
 #include "spaced_column.h"
+#include "table_leaves.h"
 #include "lakerun/format/delta/deletion_vector.h"
 #include "lakerun/format/delta/scan.h"
 #include "lakerun/format/delta/snapshot.h"
@@ -36,29 +38,46 @@ struct DataFile {
   std::map<std::string, pq::Value> partition_values;  // the file's typed value of every partition column
   // Row groups the filter's statistics ruled out (TableOptions::filter), by index; empty: none.
   std::vector<uint8_t> pruned_row_groups;
-  // Delta tables: the file's top-level field holding each table column it has (physical names and field ids of
-  // column mapping resolved); a column missing here is absent from the file (schema evolution: read as null).
-  std::map<std::string, std::string> fields;
+  // Delta decimal partition columns: the unscaled value (DecimalForm::kUnscaledInt64), by column.
+  std::map<std::string, pq::Value> partition_unscaled;
 
   bool RowGroupPruned(int rg) const {
     return static_cast<size_t>(rg) < pruned_row_groups.size() && pruned_row_groups[static_cast<size_t>(rg)];
   }
 };
 
-// A table's partition columns and their types: a Delta table's, or the key=value folders of loose Parquet files.
-struct PartitionSchema {
-  std::map<std::string, delta::DataTypePtr> types;
-  // Delta tables: every column of the table's schema, in order, with its type. The table's schema, not a data
-  // file's, defines the columns.
+// A table's columns: its leaves (table_leaves.h), and its partition columns with their types (a Delta table's, or
+// the key=value folders of loose Parquet files).
+struct TableSchema {
+  std::map<std::string, delta::DataTypePtr> types;  // partition columns
+  // Delta tables: the leaves of the table's schema, which (not a data file's) defines the columns. Loose Parquet
+  // files: the first file's leaves.
   bool is_delta = false;
-  std::vector<std::pair<std::string, delta::DataTypePtr>> table_columns;
+  delta::ColumnMappingMode mapping = delta::ColumnMappingMode::kNone;
+  delta::DataTypePtr schema;  // Delta tables: owns the types the leaves point to
+  std::vector<TableLeaf> leaves;
 
   bool Has(const std::string& name) const { return types.count(name) > 0; }
-  const delta::DataType* TableType(const std::string& name) const {
-    for (const auto& [column, type] : table_columns) {
-      if (column == name) return type.get();
+  const TableLeaf* Leaf(const std::string& name) const {
+    for (const TableLeaf& leaf : leaves) {
+      if (leaf.name == name) return &leaf;
     }
     return nullptr;
+  }
+  // The columns `name` stands for: a partition column, a leaf, or every leaf under a struct (or list, map).
+  std::vector<std::string> Expand(const std::string& name, const std::string& where) const {
+    if (Has(name) || Leaf(name) != nullptr) return {name};
+    std::vector<std::string> under;
+    for (const TableLeaf& leaf : leaves) {
+      if (leaf.name.size() > name.size() && leaf.name.compare(0, name.size(), name) == 0 && leaf.name[name.size()] == '.') {
+        under.push_back(leaf.name);
+      }
+    }
+    if (!under.empty()) return under;
+    std::string known;
+    for (const TableLeaf& leaf : leaves) known += (known.empty() ? "" : ", ") + leaf.name;
+    for (const auto& partition : types) known += (known.empty() ? "" : ", ") + partition.first;
+    LAKERUN_THROW(InvalidArgument, where, ": no column '", name, "' (columns: ", known, ")");
   }
 };
 
@@ -94,6 +113,7 @@ struct ColumnLayout {
   bool absent = false;     // a Delta column the file lacks (added to the table later): null on every row
   bool is_list = false;
   int16_t list_def_level = 0;  // lists: the definition level at which the list itself is present (not null)
+  LeafForm form;               // how the stored values become the column's elements
 };
 
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -110,60 +130,41 @@ void ListParquetFiles(FileSystem& fs, const std::string& dir, std::vector<std::s
   }
 }
 
-ElementType MapPhysical(pq::PhysicalType type, const std::string& where) {
-  switch (type) {
-    case pq::PhysicalType::kBoolean: return ElementType::kBool;
-    case pq::PhysicalType::kInt32: return ElementType::kInt32;
-    case pq::PhysicalType::kInt64: return ElementType::kInt64;
-    case pq::PhysicalType::kFloat: return ElementType::kFloat32;
-    case pq::PhysicalType::kDouble: return ElementType::kFloat64;
-    case pq::PhysicalType::kByteArray: return ElementType::kBinary;
-    case pq::PhysicalType::kFixedLenByteArray: return ElementType::kUInt8;
-    default: break;
-  }
-  LAKERUN_THROW(NotImplemented, where, ": physical type ", pq::ToString(type), " cannot become a tensor");
-}
-
 int64_t Product(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
 }
 
-// The loader's view of top-level field `name` of `file`, and where its values live.
-ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, ColumnLayout* layout) {
-  const pq::Schema& schema = file.schema();
+// The loader's view of leaf `leaf` (table column `name`) of `file`, and where its values live.
+ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const FileLeaf& leaf,
+                    const delta::DataType* table_type, const ColumnForm& form, ColumnLayout* layout) {
+  const pq::ColumnDescriptor& d = file.schema().column(leaf.column);
   const std::string where = StrCat(file.path(), " column '", name, "'");
-  const pq::SchemaNode* node = schema.FindNode(name);
-  LAKERUN_CHECK(node != nullptr, file.path(), ": no column '", name, "' (schema: ", schema.ToString(), ")");
-  const std::vector<int> leaves = schema.ColumnsUnder(name);
+  LAKERUN_CHECK_AS(NotImplemented, leaf.repetition <= 1, where, " (", d.dotted_path, "): nested lists (",
+                   leaf.repetition, " levels of repetition) are not supported by the loader; read the column's "
+                   "leaves one level down, or flatten the lists when writing the table");
+  layout->leaf = leaf.column;
+  layout->is_list = leaf.repetition == 1;
+  layout->list_def_level = leaf.list_def_level;
+  layout->form = ChooseLeafForm(d, table_type, form, where);
+  ColumnInfo info{name, layout->form.type, layout->form.shape};
+  if (layout->form.type == ElementType::kInt64 && form.decimal == DecimalForm::kUnscaledInt64 &&
+      (layout->form.source == LeafForm::Source::kDecimalInt32 || layout->form.source == LeafForm::Source::kDecimalInt64 ||
+       layout->form.source == LeafForm::Source::kDecimalBytes)) {
+    info.scale = layout->form.target_scale;
+  }
   const auto shape_meta = pq::TensorShape(file.metadata(), name);
-  ColumnInfo info{name, ElementType::kFloat32, {}};
-  if (node->is_leaf()) {
-    layout->leaf = node->column_index;
-    layout->is_list = false;
-    info.nullable = node->repetition == pq::Repetition::kOptional;
-    info.type = MapPhysical(node->physical_type, where);
-    if (node->physical_type == pq::PhysicalType::kFixedLenByteArray) {
-      info.shape = {node->type_length};
-      if (shape_meta && Product(*shape_meta) == node->type_length) info.shape = *shape_meta;
-    }
+  if (!layout->is_list) {
+    info.nullable = d.max_def_level > 0;
+    if (!info.shape.empty() && shape_meta && Product(*shape_meta) == info.shape[0]) info.shape = *shape_meta;
     return info;
   }
-  const pq::SchemaNode* element = nullptr;
-  bool element_is_repeated = false;
-  LAKERUN_CHECK_AS(NotImplemented,
-                   pq::IsListNode(*node, &element, &element_is_repeated) && element->is_leaf() && leaves.size() == 1,
-                   where, ": nested columns other than lists of numbers are not supported by the loader");
-  layout->leaf = leaves[0];
-  layout->is_list = true;
-  layout->list_def_level = node->max_def_level;
   info.is_list = true;
-  info.nullable = node->repetition == pq::Repetition::kOptional || element->repetition == pq::Repetition::kOptional;
-  info.type = MapPhysical(element->physical_type, where);
-  LAKERUN_CHECK_AS(NotImplemented, info.type != ElementType::kBinary &&
-                   element->physical_type != pq::PhysicalType::kFixedLenByteArray,
-                   where, ": lists of binary values are not supported by the loader");
+  info.nullable = leaf.list_def_level > 0 || d.max_def_level > leaf.list_def_level + 1;
+  LAKERUN_CHECK_AS(NotImplemented, info.type != ElementType::kBinary && info.shape.empty() &&
+                   layout->form.source_width > 0, where, ": lists of binary or string values are not supported by "
+                   "the loader");
   if (shape_meta) {
     info.shape = *shape_meta;
   } else {
@@ -268,14 +269,19 @@ size_t ChunkBytes(const ColumnChunk& chunk, uint64_t rows) {
 
 class ParquetTableSource final : public RowSource {
  public:
-  ParquetTableSource(std::vector<DataFile> files, const TableOptions& options, PartitionSchema partitions,
+  ParquetTableSource(std::vector<DataFile> files, const TableOptions& options, TableSchema partitions,
                      std::string where)
       : files_(std::move(files)), options_(options), partitions_(std::move(partitions)), where_(std::move(where)) {
-    std::vector<std::string> names = options.columns;
-    if (names.empty() && partitions_.is_delta) {
-      for (const auto& column : partitions_.table_columns) names.push_back(column.first);
-    } else if (names.empty() && !files_.empty()) {
-      for (const auto& child : files_[0].file->schema().root().children) names.push_back(child.name);
+    std::vector<std::string> names;
+    for (const std::string& name : options.columns) {
+      for (std::string& column : partitions_.Expand(name, where_)) names.push_back(std::move(column));
+    }
+    if (options.columns.empty()) {
+      for (const TableLeaf& leaf : partitions_.leaves) names.push_back(leaf.name);
+    }
+    for (const auto& [column, form] : options.forms) {
+      LAKERUN_CHECK(std::find(names.begin(), names.end(), column) != names.end(), where_, ": TableOptions::forms "
+                    "names column '", column, "', which is not among the columns read");
     }
     layouts_.resize(files_.size());
     infos_.resize(names.size());
@@ -285,35 +291,8 @@ class ParquetTableSource final : public RowSource {
     }
     for (size_t f = 0; f < files_.size(); ++f) {
       for (size_t c = 0; c < names.size(); ++c) {
-        ColumnLayout layout;
-        if (partitions_.Has(names[c])) {
-          layout.partition = true;
-          layouts_[f].push_back(layout);
-          continue;
-        }
-        const std::string* field = FileField(f, names[c]);
-        if (field == nullptr) {
-          layout.absent = true;
-          layouts_[f].push_back(layout);
-          continue;
-        }
-        ColumnInfo info = Describe(*files_[f].file, *field, &layout);
-        info.name = names[c];
-        if (!described_by[c]) {
-          infos_[c] = info;
-          described_by[c] = f;
-        } else {
-          infos_[c].nullable = infos_[c].nullable || info.nullable;
-          const ColumnInfo& first = infos_[c];
-          LAKERUN_CHECK(info.type == first.type && info.shape == first.shape, files_[f].path, ": column '",
-                        names[c], "' is ", ToString(info.type), " of ", info.shape.size(), "-d shape, but in ",
-                        files_[*described_by[c]].path, " it is ", ToString(first.type), " of ", first.shape.size(),
-                        "-d shape");
-        }
+        const ColumnLayout layout = DescribeFileColumn(f, names[c], &infos_[c], &described_by[c]);
         layouts_[f].push_back(layout);
-        LAKERUN_CHECK(options.unit_bytes == 0 || !layout.is_list, files_[f].path, ": column '", names[c],
-                      "' is a list: TableOptions::unit_bytes can only slice row groups of columns without "
-                      "repetition; leave it out of the projection or set unit_bytes to 0");
       }
     }
     DescribeAbsentColumns(names, described_by);
@@ -401,7 +380,7 @@ class ParquetTableSource final : public RowSource {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];
       if (layout.partition || layout.absent) {  // the file's value (or null) on each of the unit's rows
-        const pq::Value value = layout.absent ? pq::Value::Null() : files_[unit.file].partition_values.at(info.name);
+        const pq::Value value = layout.absent ? pq::Value::Null() : PartitionTensorValue(files_[unit.file], info.name);
         ColumnChunk chunk = ConstantColumn(info, value, unit.rows);
         out->bytes += ChunkBytes(chunk, unit.rows);
         out->columns.push_back(std::move(chunk));
@@ -411,7 +390,7 @@ class ParquetTableSource final : public RowSource {
       // Byte values (images, FIXED_LEN_BYTE_ARRAY tensors) as views into the decompressed pages: one copy of every
       // value less than the copied form. Units a deletion vector compacts are copied anyway.
       pq::ColumnReadOptions read;
-      read.byte_views = options.allow_views && !layout.is_list && unit.deleted.empty() &&
+      read.byte_views = options.allow_views && !layout.is_list && unit.deleted.empty() && !layout.form.converts() &&
                         (info.type == ElementType::kBinary || info.type == ElementType::kUInt8);
       if (unit.sliced()) {  // only the pages holding the unit's rows (columns without repetition)
         read.row_begin = static_cast<int64_t>(unit.begin);
@@ -422,12 +401,15 @@ class ParquetTableSource final : public RowSource {
       // Rows the decoded pages hold (from row `first` of the row group): the unit's rows, or more when sliced.
       const uint64_t first = unit.sliced() ? static_cast<uint64_t>(data->first_row()) : 0;
       const uint64_t rows = unit.sliced() ? static_cast<uint64_t>(data->num_slots()) : unit.rg_rows;
+      // Bytes per row as stored (0: BYTE_ARRAY values), before any conversion to the column's element type.
+      const size_t stored_row_bytes = !layout.form.converts() ? (info.type == ElementType::kBinary ? 0 : info.row_bytes())
+                                      : layout.form.source_width * static_cast<size_t>(info.elements_per_row());
       ColumnChunk chunk;
       if (layout.is_list) {
         const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
         if (length && *length == info.elements_per_row() &&
             static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
-          chunk = Dense(data, info.row_bytes());  // the fast path: every row a non-null list of the column's length
+          chunk = Dense(data, stored_row_bytes);  // the fast path: every row a non-null list of the column's length
         } else {
           chunk = SpacedColumn::View(SpaceList(*data, rows, layout.list_def_level,
                                                info.elements_per_row(), where));
@@ -436,11 +418,14 @@ class ParquetTableSource final : public RowSource {
         data->Materialize();
         chunk = SpacedColumn::View(SpaceFlat(data, rows, where));  // nulls
       } else {
-        chunk = Dense(data, info.type == ElementType::kBinary ? 0 : info.row_bytes());
-        if (info.type != ElementType::kBinary && chunk.views == nullptr) {
-          LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= rows * info.row_bytes(), where, ": ",
-                           chunk.size_bytes, " value bytes for ", rows, " rows of ", info.row_bytes(), " bytes");
+        chunk = Dense(data, stored_row_bytes);
+        if (stored_row_bytes > 0 && chunk.views == nullptr) {
+          LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= rows * stored_row_bytes, where, ": ",
+                           chunk.size_bytes, " value bytes for ", rows, " rows of ", stored_row_bytes, " bytes");
         }
+      }
+      if (layout.form.converts()) {
+        chunk = ConvertChunk(layout.form, chunk, rows, info.elements_per_row(), first, where);
       }
       out->bytes += ChunkBytes(chunk, rows);
       LAKERUN_CHECK_AS(CorruptDataError, first <= unit.begin && unit.begin + unit.rows <= first + rows, where,
@@ -454,6 +439,54 @@ class ParquetTableSource final : public RowSource {
   }
 
  private:
+  // Column `name` of file f: its layout, and its ColumnInfo in *info when no earlier file set it (*described_by),
+  // else checked against it.
+  ColumnLayout DescribeFileColumn(size_t f, const std::string& name, ColumnInfo* info,
+                                  std::optional<size_t>* described_by) const {
+    ColumnLayout layout;
+    if (partitions_.Has(name)) {
+      layout.partition = true;
+      return layout;
+    }
+    const TableLeaf* leaf = nullptr;
+    const std::optional<FileLeaf> file_leaf = FindFileLeaf(f, name, &leaf);
+    if (!file_leaf) {
+      layout.absent = true;
+      return layout;
+    }
+    const auto form = options_.forms.find(name);
+    ColumnInfo described = Describe(*files_[f].file, name, *file_leaf, leaf->table_type,
+                                    form == options_.forms.end() ? ColumnForm{} : form->second, &layout);
+    if (!*described_by) {
+      *info = described;
+      *described_by = f;
+    } else {
+      info->nullable = info->nullable || described.nullable;
+      LAKERUN_CHECK(described.type == info->type && described.shape == info->shape && described.is_list == info->is_list,
+                    files_[f].path, ": column '", name, "' is ", ToString(described.type), " of ",
+                    described.shape.size(), "-d shape, but in ", files_[**described_by].path, " it is ",
+                    ToString(info->type), " of ", info->shape.size(), "-d shape");
+    }
+    LAKERUN_CHECK(options_.unit_bytes == 0 || !layout.is_list, files_[f].path, ": column '", name,
+                  "' is a list: TableOptions::unit_bytes can only slice row groups of columns without "
+                  "repetition; leave it out of the projection or set unit_bytes to 0");
+    return layout;
+  }
+
+  // Where table column `name` (a leaf) lives in file f; std::nullopt when a Delta table's file lacks it (schema
+  // evolution: null). A loose Parquet file that lacks it, or a file holding something else there, is an error.
+  std::optional<FileLeaf> FindFileLeaf(size_t f, const std::string& name, const TableLeaf** leaf) const {
+    const pq::Schema& schema = files_[f].file->schema();
+    *leaf = partitions_.Leaf(name);
+    LAKERUN_CHECK(*leaf != nullptr, where_, ": no column '", name, "'");
+    std::string mismatch;
+    std::optional<FileLeaf> found = ResolveLeaf(schema, **leaf, partitions_.mapping, &mismatch);
+    LAKERUN_CHECK_AS(CorruptDataError, mismatch.empty(), files_[f].path, ": column '", name, "': ", mismatch);
+    LAKERUN_CHECK(found || partitions_.is_delta, files_[f].path, ": no column '", name, "' (schema: ",
+                  schema.ToString(), ")");
+    return found;
+  }
+
   // Applies the filter to the rows of the files (ApplyRowFilter, once per table): a row group whose footer
   // statistics rule it out is marked pruned without being read; in the others the filter's columns are decoded
   // and the rows failing it join the file's deleted rows, so units drop them as they drop deletion-vector rows.
@@ -487,16 +520,6 @@ class ParquetTableSource final : public RowSource {
     }
   }
 
-  // The file's top-level field holding table column `name`: the name itself for Parquet tables (Describe then
-  // refuses a missing one), the resolved field of a Delta table, or nullptr when a Delta file lacks the column.
-  const std::string* FileField(size_t f, const std::string& name) const {
-    if (!partitions_.is_delta) return &name;
-    const auto it = files_[f].fields.find(name);
-    if (it != files_[f].fields.end()) return &it->second;
-    LAKERUN_CHECK(partitions_.TableType(name) != nullptr, where_, ": no column '", name, "' in the table's schema");
-    return nullptr;
-  }
-
   // Delta columns some file lacks are nullable; those no file holds are typed from the table's schema.
   void DescribeAbsentColumns(const std::vector<std::string>& names,
                              const std::vector<std::optional<size_t>>& described_by) {
@@ -505,12 +528,18 @@ class ParquetTableSource final : public RowSource {
       bool some_file_lacks = false;
       for (const auto& layouts : layouts_) some_file_lacks = some_file_lacks || layouts[c].absent;
       if (!described_by[c]) {
-        const delta::DataType* type = partitions_.TableType(names[c]);
-        LAKERUN_INTERNAL_ASSERT(type != nullptr, "a column no file holds outside a Delta table");
-        infos_[c] = PartitionColumnInfo(names[c], *type, /*nullable=*/true, where_);
+        const TableLeaf* leaf = partitions_.Leaf(names[c]);
+        LAKERUN_INTERNAL_ASSERT(leaf != nullptr && leaf->table_type != nullptr,
+                                "a column no file holds outside a Delta table");
+        infos_[c] = PartitionColumnInfo(names[c], *leaf->table_type, /*nullable=*/true, FormOf(names[c]), where_);
       }
       infos_[c].nullable = infos_[c].nullable || some_file_lacks;
     }
+  }
+
+  ColumnForm FormOf(const std::string& column) const {
+    const auto it = options_.forms.find(column);
+    return it == options_.forms.end() ? ColumnForm{} : it->second;
   }
 
   bool FilterIsOnPartitionsOnly() const {
@@ -538,29 +567,16 @@ class ParquetTableSource final : public RowSource {
     view.num_rows = footer.num_rows;
     view.column = [this, f, footer, partition](const std::string& column) -> std::optional<format::ColumnStatistics> {
       if (partitions_.Has(column)) return partition.column(column);
-      const pq::Schema& schema = files_[f].file->schema();
-      const std::string* field = FileField(f, column);
-      if (field == nullptr) return format::ColumnStatistics::Constant(pq::Value::Null());  // absent: null
-      const auto leaf = schema.FindColumn(*field);
-      if (!leaf || !StatisticsCompareAsRead(schema.column(*leaf))) return std::nullopt;
-      return footer.column(*field);
+      const TableLeaf* leaf = nullptr;
+      const std::optional<FileLeaf> file_leaf = FindFileLeaf(f, column, &leaf);
+      if (!file_leaf) return format::ColumnStatistics::Constant(pq::Value::Null());  // absent: null
+      const pq::ColumnDescriptor& d = files_[f].file->schema().column(file_leaf->column);
+      // Only statistics of values the filter compares as stored (not of converted values, nor of list elements).
+      const LeafForm form = ChooseLeafForm(d, leaf->table_type, ColumnForm{}, where_);
+      if (file_leaf->repetition > 0 || !form.KeepsValues() || !form.shape.empty()) return std::nullopt;
+      return footer.column(d.dotted_path);
     };
     return view;
-  }
-
-  // Whether a leaf's footer statistics are Values of the form rows are filtered in (the loader's tensor values):
-  // not for values the loader converts (timestamps in other units than microseconds, INT96, decimals).
-  static bool StatisticsCompareAsRead(const pq::ColumnDescriptor& d) {
-    using K = pq::LogicalType::Kind;
-    if (d.physical_type == pq::PhysicalType::kInt96 || d.physical_type == pq::PhysicalType::kFixedLenByteArray) {
-      return false;
-    }
-    switch (d.logical_type.kind) {
-      case K::kNone: case K::kString: case K::kEnum: case K::kJson: case K::kDate: return true;
-      case K::kInteger: return !(d.logical_type.bit_width == 64 && !d.logical_type.is_signed);
-      case K::kTimestamp: return d.logical_type.unit == pq::TimeUnit::kMicros;
-      default: return false;
-    }
   }
 
   // The rows of a row group that fail the filter, merged into `deleted` (sorted positions in the row group).
@@ -666,10 +682,30 @@ class ParquetTableSource final : public RowSource {
   ColumnInfo DescribePartitionColumn(const std::string& name) const {
     bool nullable = false;
     for (const DataFile& file : files_) nullable = nullable || file.partition_values.at(name).is_null();
-    return PartitionColumnInfo(name, *partitions_.types.at(name), nullable, where_);
+    return PartitionColumnInfo(name, *partitions_.types.at(name), nullable, FormOf(name), where_);
   }
 
-  PartitionSchema partitions_;
+  // A partition column's value in its tensor form (ColumnForm): filters compare decimals as float64 and
+  // timestamps in microseconds (DataFile::partition_values).
+  pq::Value PartitionTensorValue(const DataFile& file, const std::string& name) const {
+    const pq::Value& value = file.partition_values.at(name);
+    if (value.is_null()) return value;
+    const ColumnForm form = FormOf(name);
+    const delta::TypeKind kind = partitions_.types.at(name)->kind;
+    if (kind == delta::TypeKind::kDecimal && form.decimal == DecimalForm::kUnscaledInt64) {
+      return file.partition_unscaled.at(name);
+    }
+    const bool timestamp = kind == delta::TypeKind::kTimestamp || kind == delta::TypeKind::kTimestampNtz;
+    if (timestamp && form.timestamp == TimestampUnit::kNanos) {
+      int64_t nanos = 0;
+      LAKERUN_CHECK(!__builtin_mul_overflow(value.as_int(), 1000, &nanos), file.path, ": partition value of '", name,
+                    "' is beyond int64 in nanoseconds (years 1677-2262); read it in microseconds");
+      return pq::Value::Int(nanos);
+    }
+    return value;
+  }
+
+  TableSchema partitions_;
   std::string where_;  // the table, for messages
   mutable ScratchPool scratch_;  // decode memory, lent to one ReadUnitWith at a time
   std::vector<std::vector<ColumnLayout>> layouts_;  // per file, per projected column
@@ -679,31 +715,6 @@ class ParquetTableSource final : public RowSource {
   uint64_t rows_ = 0;
   std::string fingerprint_;
 };
-
-// Each table column's top-level field in a Delta data file: by name, by physical name (column mapping 'name') or
-// by Parquet field id (column mapping 'id'). Columns the file lacks are left out.
-std::map<std::string, std::string> FileFields(const delta::Snapshot& snapshot, const pq::Schema& schema,
-                                              const std::string& path) {
-  const delta::ColumnMappingMode mode = snapshot.column_mapping_mode();
-  std::map<std::string, std::string> fields;
-  for (const delta::StructField& field : snapshot.metadata.schema->fields) {
-    for (const pq::SchemaNode& child : schema.root().children) {
-      bool match;
-      if (mode == delta::ColumnMappingMode::kId) {
-        LAKERUN_CHECK_AS(CorruptDataError, field.field_id.has_value(), snapshot.Describe(), ": column '",
-                         field.name, "' has no delta.columnMapping.id under column mapping mode 'id'");
-        match = child.field_id == field.field_id;
-      } else {
-        match = child.name == (mode == delta::ColumnMappingMode::kName ? field.PhysicalName() : field.name);
-      }
-      if (match) {
-        fields[field.name] = child.name;
-        break;
-      }
-    }
-  }
-  return fields;
-}
 
 pq::ReaderOptions ReaderOptionsFor(const TableOptions& options, bool is_delta) {
   pq::ReaderOptions reader;
@@ -718,7 +729,7 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   options.filter = Filter::And(std::move(conjuncts));
   options.drop_null_rows.clear();
   std::vector<DataFile> files;
-  PartitionSchema partitions;
+  TableSchema partitions;
   std::string where = path;
   const bool is_delta = delta::IsDeltaTable(path, fs);
   if (is_delta) {
@@ -728,9 +739,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
                                                                   : table.Latest();
     where = snapshot.Describe();
     partitions.is_delta = true;
-    for (const delta::StructField& field : snapshot.metadata.schema->fields) {
-      partitions.table_columns.emplace_back(field.name, field.type);
-    }
+    partitions.mapping = snapshot.column_mapping_mode();
+    partitions.schema = snapshot.metadata.schema;
+    partitions.leaves = DeltaLeaves(*partitions.schema, partitions.mapping);
     for (const std::string& name : snapshot.metadata.partition_columns) {
       const delta::StructField* field = snapshot.metadata.schema->FindField(name);
       LAKERUN_CHECK_AS(CorruptDataError, field != nullptr, where, ": partition column '", name,
@@ -744,12 +755,12 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       DataFile file;
       file.path = snapshot.DataFilePath(add);
       for (const auto& [name, type] : partitions.types) {
-        // Decimals as their numeric value (float64 columns; filters compare them as numbers too).
-        file.partition_values[name] =
-            delta::FilterValue(delta::PartitionValue(snapshot, add, *snapshot.metadata.schema->FindField(name)), *type);
+        // Decimals as their numeric value (filters compare them as numbers); the unscaled one kept beside it.
+        const pq::Value value = delta::PartitionValue(snapshot, add, *snapshot.metadata.schema->FindField(name));
+        file.partition_values[name] = delta::FilterValue(value, *type);
+        if (type->kind == delta::TypeKind::kDecimal) file.partition_unscaled[name] = value;
       }
       file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
-      file.fields = FileFields(snapshot, file.file->schema(), file.path);
       if (add.deletion_vector) {
         file.deleted = delta::LoadDeletionVector(fs, snapshot.table_path, *add.deletion_vector, snapshot.Describe());
         std::sort(file.deleted.begin(), file.deleted.end());
@@ -769,8 +780,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     // Hive-style key=value folders are partition columns, as in a Delta table (a column the files hold wins).
     HivePartitions hive = ParseHivePartitions(path, paths);
     std::shared_ptr<const pq::ParquetFile> first;  // opened to see its columns; kept for the loop below
-    if (!hive.keys.empty()) {
+    if (!paths.empty()) {
       first = pq::ParquetFile::Open(fs, paths.front(), ReaderOptionsFor(options, is_delta));
+      partitions.leaves = ParquetLeaves(first->schema());
       for (const std::string& key : hive.keys) {
         if (first->schema().FindNode(key) == nullptr) partitions.types[key] = hive.types.at(key);
       }
@@ -785,7 +797,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       const bool keep = on_keys_only ? format::Matches(options.filter, [&](const std::string& c) { return values.at(c); })
                                      : format::MayMatch(options.filter, PartitionStatistics(values));
       if (!keep) continue;
-      DataFile file{std::move(paths[i]), 0, 0, i == 0 ? first : nullptr, {}, {}};
+      DataFile file;
+      file.path = std::move(paths[i]);
+      if (i == 0) file.file = first;
       for (const auto& [name, type] : partitions.types) file.partition_values[name] = hive.values[i].at(name);
       files.push_back(std::move(file));
     }
@@ -797,6 +811,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   }
   std::string fingerprint = StrCat("table ", path, "\n");
   for (const std::string& c : options.columns) fingerprint += StrCat("column ", c, "\n");
+  for (const auto& [c, form] : options.forms) {
+    fingerprint += StrCat("form ", c, " ", static_cast<int>(form.decimal), " ", static_cast<int>(form.timestamp), "\n");
+  }
   fingerprint += StrCat("filter ", options.filter.ToString(), "\n");
   for (const DataFile& f : files) {
     fingerprint += StrCat("file ", f.path, " ", f.size, " ", f.mtime_ms, " deleted ", f.deleted.size(), "\n");

@@ -31,6 +31,8 @@ struct ColumnInfo {
   /// A list column. `shape` is its expected fixed length (from lakerun.shape metadata, or the first row group), but
   /// chunks whose lists differ in length carry element `offsets` (see ColumnChunk).
   bool is_list = false;
+  /// Decimal columns read as unscaled integers (DecimalForm::kUnscaledInt64): value = element / 10^scale.
+  int32_t scale = 0;
 
   /// Elements per row (1 for scalars).
   int64_t elements_per_row() const;

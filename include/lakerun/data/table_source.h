@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,11 +31,38 @@ namespace lakerun::data {
 /// lakerun's one filter expression (format/filter.h): comparisons, IN, IS NULL, AND / OR / NOT.
 using format::Filter;
 
+/// The tensor form of a decimal column (TableOptions::forms).
+enum class DecimalForm {
+  /// float64: the value rounded to the nearest float64, which holds 15 significant digits exactly (a column of
+  /// more digits is logged as a warning when opened).
+  kFloat64,
+  /// int64: the unscaled integer, value = tensor / 10^ColumnInfo::scale (the table's scale). A value beyond int64
+  /// is an error naming the column, the file and the row.
+  kUnscaledInt64,
+};
+
+/// The unit of a timestamp column's int64 values (TableOptions::forms).
+enum class TimestampUnit {
+  kMicros,  ///< microseconds since 1970-01-01 00:00:00 (Delta's own unit)
+  kNanos,   ///< nanoseconds since then: years 1677-2262 only, a value outside is an error
+};
+
+/// How one column's values become tensor elements, where there is a choice.
+struct ColumnForm {
+  DecimalForm decimal = DecimalForm::kFloat64;
+  TimestampUnit timestamp = TimestampUnit::kMicros;
+};
+
 struct TableOptions {
-  /// Top-level columns to read, in this order; empty = every column of the first file. A partition column may be
-  /// named (a Delta table's, or a key=value folder of loose Parquet files): its file's value on every row, typed as
-  /// docs/data.md lists (decimal refused).
+  /// Columns to read, in this order; empty = every column of the table (a Delta table's schema, or the first
+  /// Parquet file's). Columns are primitive leaves named by their path: a struct's fields as "a.b" (naming "a"
+  /// reads all of its leaves), a list's elements under the list's name (a list column), a map's keys and values as
+  /// "m.key" and "m.value" (list columns). A partition column may be named (a Delta table's, or a key=value folder
+  /// of loose Parquet files): its file's value on every row.
   std::vector<std::string> columns{};
+  /// Tensor forms by column (see ColumnForm); columns not named get the defaults (decimals float64, timestamps
+  /// microseconds).
+  std::map<std::string, ColumnForm> forms{};
   /// The rows to read (see above): every row when unset. Columns are the table's (logical) names of scalar columns
   /// (partition columns too); a Delta table's date and timestamp columns also compare with 'YYYY-MM-DD' and ISO-8601
   /// strings, decimals as numbers. Unknown columns and constants of the wrong kind are InvalidArgument.
@@ -67,11 +95,17 @@ struct TableOptions {
 };
 
 /// Opens `path`: a Delta table (a folder with _delta_log/), a folder of *.parquet files (recursively, in name
-/// order, skipping names starting with '_' or '.'), or one Parquet file. Column types map as: BOOLEAN -> bool,
-/// INT32 -> int32, INT64 -> int64, FLOAT -> float32, DOUBLE -> float64, FIXED_LEN_BYTE_ARRAY(w) -> uint8 [w],
-/// fixed-size lists of those -> [D] (or the shape stored under "lakerun.shape.<column>", which also reshapes
-/// fixed-width binary columns), BYTE_ARRAY -> binary. Throws IoError / CorruptDataError naming the file, and
-/// InvalidArgument / NotImplemented naming the column (unknown column, nested types, nulls, files that disagree).
+/// order, skipping names starting with '_' or '.'), or one Parquet file. Column types map as docs/data.md
+/// ("Column types") lists: booleans -> bool; byte, short, int, long -> int8, int16, int32, int64 (unsigned
+/// integers to the next wider signed type, uint8 to uint8, uint64 beyond int64 refused); float, double ->
+/// float32, float64 (float16 -> float32); decimal -> ColumnForm::decimal; date -> int32 days since 1970-01-01;
+/// timestamps (INT96, millis, micros, nanos) and times -> int64 in ColumnForm::timestamp's unit (a value that unit
+/// cannot hold exactly is refused); string, binary -> binary; FIXED_LEN_BYTE_ARRAY(w) -> uint8 [w]; fixed-size
+/// lists -> [D] (or the shape stored under "lakerun.shape.<column>", which also reshapes fixed-width binary
+/// columns). A Delta table's schema decides the type of every column, so files written before a type was widened
+/// (int -> long, float -> double, date -> timestamp_ntz, ...) read as the wider type. Throws IoError /
+/// CorruptDataError naming the file, and InvalidArgument / NotImplemented naming the column (unknown column,
+/// nested lists, lists of binary values, files that disagree).
 std::shared_ptr<RowSource> OpenTable(const std::string& path, const TableOptions& options = {},
                                      FileSystem& fs = LocalFileSystem());
 
