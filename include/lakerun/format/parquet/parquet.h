@@ -6,6 +6,7 @@
 #include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/leading_rows.h"
 #include "lakerun/format/parquet/metadata.h"
+#include "lakerun/format/parquet/page_index.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/table_reader.h"
 #include "lakerun/format/parquet/types.h"
