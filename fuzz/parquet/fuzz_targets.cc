@@ -34,6 +34,12 @@ class Params {
 void File(std::string_view d) { ParseFile(d); }
 void Footer(std::string_view d) { ParseFooter(d); }
 void PageHeader(std::string_view d) { ParsePageHeader(d); }
+// [kind u8: odd = OffsetIndex, even = ColumnIndex] Thrift bytes
+void PageIndex(std::string_view d) {
+  Params p(d);
+  const bool offset_index = (p.U8() & 1) != 0;
+  ParsePageIndex(p.rest(), offset_index);
+}
 
 // [type u8][type_length u8][max_def u8][max_rep u8][codec u8] chunk bytes. Type and codec numbers are passed as
 // they come (unknown ones must be rejected cleanly); levels are capped at 8 to keep the schema plausible.
@@ -118,6 +124,7 @@ const std::vector<FuzzTarget>& AllTargets() {
       {"file", File},
       {"footer", Footer},
       {"page_header", PageHeader},
+      {"page_index", PageIndex},
       {"column_chunk", ColumnChunk},
       {"rle_hybrid", RleHybrid},
       {"dict_indices", DictIndices},

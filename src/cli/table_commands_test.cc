@@ -109,19 +109,26 @@ TEST(ValueTextTest, JsonAndCsvCarryFullValues) {
 
 using Result = lakerun::testing::ProgramRun;
 
-// Runs lakerun with `args` (split at spaces), at most 60 s; stderr is captured too unless `stdout_only`.
-Result RunLakerun(const std::string& args, bool stdout_only = false) {
+// Runs lakerun with the arguments `args`, at most 60 s; stderr is captured too unless `stdout_only`.
+Result RunLakerunArgs(const std::vector<std::string>& args, bool stdout_only = false) {
   if (std::getenv("LAKERUN_BINARY_DIR") == nullptr) setenv("LAKERUN_BINARY_DIR", LAKERUN_CLI_TEST_BINARY_DIR, 0);
   std::vector<std::string> argv = {lakerun::testing::BuiltProgram("lakerun")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  lakerun::testing::TempDir dir;
+  lakerun::testing::ChildOptions options;
+  options.discard_stderr = stdout_only;
+  return lakerun::testing::RunProgram(argv, dir.Join("lakerun.log"), std::chrono::seconds(60), options);
+}
+
+// Runs lakerun with `args` split at spaces.
+Result RunLakerun(const std::string& args, bool stdout_only = false) {
+  std::vector<std::string> argv;
   for (size_t begin = 0; begin < args.size();) {
     const size_t end = std::min(args.find(' ', begin), args.size());
     if (end > begin) argv.push_back(args.substr(begin, end - begin));
     begin = end + 1;
   }
-  lakerun::testing::TempDir dir;
-  lakerun::testing::ChildOptions options;
-  options.discard_stderr = stdout_only;
-  return lakerun::testing::RunProgram(argv, dir.Join("lakerun.log"), std::chrono::seconds(60), options);
+  return RunLakerunArgs(argv, stdout_only);
 }
 
 // One JSON object per line, keys kept in their order.
@@ -428,6 +435,160 @@ TEST_F(TableHeadTest, ParquetFormatsDottedNamesAndFarValues) {
   Result bad = RunLakerun("table head --format xml " + file);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.output, HasSubstr("--format 'xml'"));
+}
+
+// --- table inspect --filter: what a filter skips, in files whose layout fixes the answer ---
+
+// Rows {"x": i, "y": i / 2} for i in [from, to).
+std::vector<Value> XyRows(int64_t from, int64_t to) {
+  std::vector<Value> rows;
+  for (int64_t i = from; i < to; ++i) rows.push_back(Value::Struct({{"x", Value::Int(i)}, {"y", Value::Int(i / 2)}}));
+  return rows;
+}
+
+// Uncompressed, no dictionary, 800-byte pages: 100 rows a page for INT64, 200 for INT32.
+parquet::WriterOptions SmallPages(int64_t row_group_rows) {
+  parquet::WriterOptions o;
+  o.row_group_rows = row_group_rows;
+  o.page_bytes = 800;
+  o.dictionary = false;
+  o.codec = parquet::Codec::kUncompressed;
+  return o;
+}
+
+int64_t RowGroupBytes(const parquet::RowGroupMeta& g) {
+  int64_t n = 0;
+  for (const auto& c : g.columns) n += c.total_compressed_size;
+  return n;
+}
+
+nlohmann::json InspectJson(const std::string& path, const std::string& filter) {
+  Result r = RunLakerunArgs({"table", "inspect", "--json", "--filter", filter, path}, true);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return nlohmann::json::parse(r.output)["filter_skips"];
+}
+
+TEST_F(TableHeadTest, InspectFilterOnASortedParquetFile) {
+  // x = 0..9999 sorted, 10 row groups of 1000 rows; x: 10 pages a row group, y (INT32): 5.
+  const std::string file = dir_.Join("sorted.parquet");
+  {
+    parquet::ParquetWriter w(LocalFileSystem(), file,
+                             parquet::Schema::FromFields({parquet::Leaf("x", parquet::PhysicalType::kInt64),
+                                                          parquet::Leaf("y", parquet::PhysicalType::kInt32)}),
+                             SmallPages(1000));
+    w.WriteRows(XyRows(0, 10000));
+    w.Close();
+  }
+  auto pq = parquet::ParquetFile::Open(LocalFileSystem(), file);
+  int64_t all = 0;
+  for (const auto& g : pq->metadata().row_groups) all += RowGroupBytes(g);
+  const int64_t first = RowGroupBytes(pq->metadata().row_groups[0]);
+
+  const nlohmann::json j = InspectJson(file, "x < 100");
+  EXPECT_EQ(j["filter"], "x < 100");
+  EXPECT_EQ(j["files"]["total"], 1);
+  EXPECT_EQ(j["files"]["skipped"], 0);
+  EXPECT_EQ(j["row_groups"]["total"], 10);
+  EXPECT_EQ(j["row_groups"]["skipped"], 9);
+  EXPECT_EQ(j["row_groups"]["total_bytes"], all);
+  EXPECT_EQ(j["row_groups"]["skipped_bytes"], all - first);
+  EXPECT_EQ(j["pages"]["total"], 15);    // of the kept row group: 10 of x, 5 of y
+  EXPECT_EQ(j["pages"]["skipped"], 13);  // x's rows 100..999 and y's rows 200..999
+  EXPECT_EQ(j["pages"]["chunks_without_page_index"], 0);
+  EXPECT_EQ(j["rows"]["in_kept_row_groups"], 1000);
+  EXPECT_EQ(j["rows"]["in_kept_pages"], 100);
+
+  // OR across row groups, AND across columns with other page boundaries.
+  const nlohmann::json k = InspectJson(file, "(x < 100 or x >= 9950) and y >= 40");
+  EXPECT_EQ(k["row_groups"]["skipped"], 8);
+  EXPECT_EQ(k["rows"]["in_kept_pages"], 200);  // x's pages [0,100) (y up to 49) and [9900,10000)
+  // y's first page (rows 0..199) holds y <= 99: only x's third page [200,300) meets y's second page.
+  const nlohmann::json both = InspectJson(file, "x < 300 and y >= 100");
+  EXPECT_EQ(both["row_groups"]["skipped"], 9);
+  EXPECT_EQ(both["rows"]["in_kept_pages"], 100);
+  EXPECT_EQ(both["pages"]["skipped"], 13);
+
+  Result text = RunLakerunArgs({"table", "inspect", "--filter", "x < 100", file});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("filter: x < 100"));
+  EXPECT_THAT(text.output, HasSubstr("rows: 10000 in kept files, 1000 in kept row groups, 100 in kept pages"));
+
+  Result unknown = RunLakerunArgs({"table", "inspect", "--filter", "nope < 1", file});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.output, HasSubstr("'nope'"));
+  Result bad = RunLakerunArgs({"table", "inspect", "--filter", "x <", file});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.output, HasSubstr("--filter 'x <'"));
+}
+
+TEST_F(TableHeadTest, InspectFilterOnAHivePartitionedFolder) {
+  const std::string folder = dir_.Join("hive");
+  const auto schema = parquet::Schema::FromFields({parquet::Leaf("x", parquet::PhysicalType::kInt64),
+                                                   parquet::Leaf("y", parquet::PhysicalType::kInt32)});
+  for (int k = 0; k < 4; ++k) {
+    LocalFileSystem().CreateDirs(JoinPath(folder, "k=" + std::to_string(k)));
+    parquet::ParquetWriter w(LocalFileSystem(), JoinPath(folder, "k=" + std::to_string(k) + "/part.parquet"), schema,
+                             SmallPages(500));
+    w.WriteRows(XyRows(k * 1000, k * 1000 + 1000));
+    w.Close();
+  }
+  const nlohmann::json j = InspectJson(folder, "k >= 2 and x < 2600");
+  EXPECT_EQ(j["files"]["total"], 4);
+  EXPECT_EQ(j["files"]["skipped"], 2);                 // k = 0, 1
+  EXPECT_EQ(j["row_groups"]["total"], 4);              // two a kept file
+  EXPECT_EQ(j["row_groups"]["skipped"], 2);            // both of k = 3 (x 3000..3999)
+  EXPECT_EQ(j["rows"]["in_kept_pages"], 600);          // x 2000..2599
+  Result unknown = RunLakerunArgs({"table", "inspect", "--filter", "nope = 1", folder});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.output, HasSubstr("'nope'"));
+}
+
+TEST_F(TableHeadTest, InspectFilterOnADeltaTable) {
+  // Partitioned by split (x < 5000: 'a', else 'b'), 4 files of 2500 rows, row groups of 500 rows, pages of 100.
+  const std::string path = dir_.Join("delta");
+  auto schema = delta::ParseSchema(
+      R"j({"type":"struct","fields":[
+        {"name":"x","type":"long","nullable":true,"metadata":{}},
+        {"name":"split","type":"string","nullable":true,"metadata":{}}]})j",
+      "test");
+  delta::DeltaTable table = delta::CreateTable(path, schema, {.partition_columns = {"split"}});
+  std::vector<Value> rows;
+  for (int64_t i = 0; i < 10000; ++i) {
+    rows.push_back(Value::Struct({{"x", Value::Int(i)}, {"split", Value::String(i < 5000 ? "a" : "b")}}));
+  }
+  delta::WriteOptions options;
+  options.parquet = SmallPages(500);
+  options.codec = parquet::Codec::kUncompressed;
+  options.max_rows_per_file = 2500;
+  delta::AppendRows(table, rows, options);
+  // x is nullable in the data files: its pages hold fewer rows than 100; the kept file's index says how many.
+  const delta::Snapshot snapshot = table.Latest();
+  std::optional<parquet::OffsetIndex> pages;
+  for (const auto& f : snapshot.files) {
+    auto file = parquet::ParquetFile::Open(LocalFileSystem(), snapshot.DataFilePath(f));
+    const auto& stats = file->metadata().row_groups[0].columns[0].statistics;
+    if (stats->MinValue(file->schema().column(0))->as_int() == 5000) pages = file->ReadOffsetIndex(0, 0);
+  }
+  ASSERT_TRUE(pages.has_value());
+  const int64_t page_rows = pages->page_locations.at(1).first_row_index;
+  const nlohmann::json j = InspectJson(path, "split = 'b' and x < 5100");
+  EXPECT_EQ(j["files"]["total"], 4);
+  EXPECT_EQ(j["files"]["skipped"], 3);      // both 'a' files by partition, x 7500..9999 by its stats
+  EXPECT_EQ(j["row_groups"]["total"], 5);
+  EXPECT_EQ(j["row_groups"]["skipped"], 4);
+  EXPECT_EQ(j["pages"]["total"], pages->page_locations.size());
+  EXPECT_EQ(j["pages"]["skipped"], pages->page_locations.size() - (100 + page_rows - 1) / page_rows);
+  EXPECT_EQ(j["rows"]["in_kept_pages"], (100 + page_rows - 1) / page_rows * page_rows);
+  int64_t sizes = 0;
+  for (const auto& f : table.Latest().files) sizes += f.size;
+  EXPECT_EQ(j["files"]["total_bytes"], sizes);
+  // Version 0 has no files: time travel is taken as inspect takes it.
+  Result v0 = RunLakerunArgs({"table", "inspect", "--json", "--version", "0", "--filter", "x < 1", path}, true);
+  ASSERT_EQ(v0.exit_code, 0) << v0.output;
+  EXPECT_EQ(nlohmann::json::parse(v0.output)["filter_skips"]["files"]["total"], 0);
+  Result unknown = RunLakerunArgs({"table", "inspect", "--filter", "nope = 1", path});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.output, HasSubstr("unknown column 'nope'"));
 }
 
 }  // namespace

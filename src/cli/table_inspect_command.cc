@@ -1,5 +1,6 @@
-// `lakerun table inspect PATH [--json] [--version V | --timestamp T]`: schema, row groups, column chunks (codecs, encodings, sizes, statistics)
-// and key-value metadata of a table file. The kind of table is decided in one place, DetectTableKind
+// `lakerun table inspect PATH [--json] [--version V | --timestamp T] [--filter EXPR]`: schema, row groups, column
+// chunks (codecs, encodings, sizes, statistics) and key-value metadata of a table file; with --filter, what the
+// filter skips instead (cli/table_inspect_filter.h). The kind of table is decided in one place, DetectTableKind
 // (cli/table_source.h); each kind has its own Inspect* function.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/table_inspect_delta.h"
+#include "cli/table_inspect_filter.h"
 #include "cli/table_source.h"
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
@@ -185,10 +187,19 @@ int RunTableInspect(int argc, char** argv) {
   std::string path;
   bool json = false;
   TimeTravel travel;
-  app.add_option("PATH", path, "a Parquet file or a Delta table (a directory holding _delta_log/)")->required();
+  std::string filter;
+  app.add_option("PATH", path, "a Parquet file or a Delta table (a directory holding _delta_log/); with --filter, "
+                               "also a folder of Parquet files")->required();
   app.add_flag("--json", json, "print JSON instead of text");
+  CLI::Option* filter_option = app.add_option("--filter", filter, "print what this filter skips: files (partition values, Delta stats), row "
+                                     "groups (footer statistics) and pages (page index), with counts and bytes; "
+                                     "e.g. \"x < 100 and split = 'train'\"");
   AddTimeTravelOptions(app, &travel);
   CLI11_PARSE(app, argc, argv);
+  if (filter_option->count() > 0) {
+    InspectFilter(path, DetectTableKind(path), travel, filter, json, std::cout);
+    return 0;
+  }
   switch (DetectTableKind(path)) {
     case TableKind::kParquetFile:
       RefuseTimeTravel(travel, path);

@@ -216,6 +216,12 @@ std::vector<WrittenFile> WriteLakerunCorpus(const std::string& dir) {
     plain.codec = Codec::kUncompressed;
     plain.statistics = false;
     variants.push_back({"lakerun_" + v + "_plain", "page " + v + ", UNCOMPRESSED, PLAIN only, one page", plain});
+    // Every other variant carries a page index (many pages a chunk); this one shows files without one read alike.
+    WriterOptions no_index;
+    no_index.page_version = version;
+    no_index.page_bytes = 4096;
+    no_index.page_index = false;
+    variants.push_back({"lakerun_" + v + "_no_page_index", "page " + v + ", SNAPPY, no page index", no_index});
   }
 
   std::vector<WrittenFile> out;

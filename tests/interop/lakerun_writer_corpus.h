@@ -1,6 +1,7 @@
 // Parquet files written by lakerun for the oracles to read: one table of every supported type (nulls everywhere,
 // NaN/±Inf/-0, nested LIST, LIST<LIST>, STRUCT with a list, MAP, LIST<STRUCT>) written with each codec, both page
-// versions, per-column encodings, a dictionary that overflows part-way, and no dictionary.
+// versions, per-column encodings, a dictionary that overflows part-way, and no dictionary; all with the page index
+// but one variant per page version.
 #pragma once
 
 #include <set>

@@ -71,8 +71,9 @@ const StructField* ResolvePath(const DataType& schema, const std::string& column
   return ResolvePath(*head->type, column.substr(dot + 1));
 }
 
-// Physical key path of a logical column path in the stats (physical names under column mapping).
-std::vector<std::string> StatsPath(const Snapshot& s, const std::string& column) {
+}  // namespace
+
+std::vector<std::string> PhysicalColumnPath(const Snapshot& s, const std::string& column) {
   std::vector<std::string> path;
   const DataType* type = s.metadata.schema.get();
   std::string rest = column;
@@ -94,8 +95,6 @@ std::vector<std::string> StatsPath(const Snapshot& s, const std::string& column)
   }
   return {};
 }
-
-}  // namespace
 
 const StructField* FindFilterColumn(const Snapshot& snapshot, const std::string& column) {
   return ResolvePath(*snapshot.metadata.schema, column);
@@ -124,7 +123,7 @@ FilePruner::FilePruner(const Snapshot& snapshot, const Filter& bound_filter)
     if (field == nullptr) continue;
     Column c{field, std::find(partitions.begin(), partitions.end(), column) != partitions.end(), ""};
     if (!c.partition && field->type->IsPrimitive()) {
-      const std::vector<std::string> path = StatsPath(snapshot, column);
+      const std::vector<std::string> path = PhysicalColumnPath(snapshot, column);
       for (size_t i = 0; i < path.size(); ++i) c.stats_key += (i ? "." : "") + path[i];
       if (!c.stats_key.empty()) stats_columns_[c.stats_key] = field->type.get();
     }

@@ -181,7 +181,7 @@ int64_t ValidateColumnData(const ColumnDescriptor& c, const ColumnData& d) {
 }
 
 ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, const ColumnData& d,
-                                 const ColumnWriteOptions& opt) {
+                                 const ColumnWriteOptions& opt, ChunkPageIndex* page_index) {
   const std::string& name = c.dotted_path;
   const Encoding fallback = opt.encoding.value_or(Encoding::kPlain);
   LAKERUN_CHECK(EncodingValidFor(fallback, c.physical_type), "column '", name, "': encoding ", ToString(fallback),
@@ -281,10 +281,15 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
   const int def_bw = BitWidthFor(static_cast<uint64_t>(c.max_def_level));
   const int rep_bw = BitWidthFor(static_cast<uint64_t>(c.max_rep_level));
   const int dict_bw = BitWidthFor(static_cast<uint64_t>(std::max<int64_t>(dict.size() - 1, 0)));
+  PageIndexBuilder index(c, opt.statistics);
+  int64_t first_row = 0;  // of the current page, within the chunk
   for (size_t pi = 0; pi < pages.size(); ++pi) {
     const Page& p = pages[pi];
     const int64_t n_slots = p.slot_end - p.slot_begin;
     const int64_t n_values = p.value_end - p.value_begin;
+    const int64_t page_rows =
+        has_rep ? std::count(d.rep_levels().begin() + p.slot_begin, d.rep_levels().begin() + p.slot_end, 0) : n_slots;
+    const int64_t page_offset = static_cast<int64_t>(file.Position());
     std::string levels;
     size_t rep_len = 0, def_len = 0;
     const bool v1 = opt.page_version == 1;
@@ -327,9 +332,7 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
     } else {
       h.type = static_cast<int32_t>(PageType::kDataPageV2);
       h.num_nulls = static_cast<int32_t>(n_slots - n_values);
-      int64_t rows = n_slots;
-      if (has_rep) rows = std::count(d.rep_levels().begin() + p.slot_begin, d.rep_levels().begin() + p.slot_end, 0);
-      h.num_rows = static_cast<int32_t>(rows);
+      h.num_rows = static_cast<int32_t>(page_rows);
       h.repetition_levels_byte_length = static_cast<int32_t>(rep_len);
       h.definition_levels_byte_length = static_cast<int32_t>(def_len);
       h.is_compressed = opt.codec != Codec::kUncompressed;
@@ -341,7 +344,13 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
       h.compressed_page_size = static_cast<int32_t>(compressed.size());
       emit(h, compressed);
     }
+    if (page_index != nullptr && n_slots > 0) {
+      index.AddPage(page_offset, static_cast<int64_t>(file.Position()) - page_offset, first_row, d, p.value_begin,
+                    p.value_end, n_slots - n_values);
+    }
+    first_row += page_rows;
   }
+  if (page_index != nullptr) *page_index = index.Finish();
   for (int e : encodings) meta.encodings.push_back(static_cast<Encoding>(e));
   meta.total_uncompressed_size = uncompressed_total;
   meta.total_compressed_size = compressed_total;

@@ -6,6 +6,7 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/column_data.h"
 #include "lakerun/format/parquet/metadata.h"
+#include "format/parquet/page_index_builder.h"
 
 namespace lakerun::parquet {
 
@@ -25,8 +26,9 @@ struct ColumnWriteOptions {
 /// InvalidArgument naming the column.
 int64_t ValidateColumnData(const ColumnDescriptor& column, const ColumnData& data);
 
-/// Encodes `data` as one column chunk appended to `file` and returns its metadata.
+/// Encodes `data` as one column chunk appended to `file` and returns its metadata. With `page_index`, also builds
+/// the chunk's page index there (the caller stores it after the row groups).
 ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& column, const ColumnData& data,
-                                 const ColumnWriteOptions& options);
+                                 const ColumnWriteOptions& options, ChunkPageIndex* page_index = nullptr);
 
 }  // namespace lakerun::parquet

@@ -11,9 +11,11 @@
 #include "format/parquet/codec.h"
 #include "format/parquet/column_chunk_reader.h"
 #include "format/parquet/metadata_thrift.h"
+#include "format/parquet/page_index_thrift.h"
 #include "format/parquet/rle_decoder.h"
 #include "format/parquet/value_decoders.h"
 #include "lakerun/format/parquet/file_reader.h"
+#include "lakerun/format/parquet/page_pruning.h"
 #include "lakerun/format/parquet/table_reader.h"
 
 namespace lakerun::parquet::fuzz {
@@ -58,10 +60,24 @@ void CheckByteForms(const ParquetFile& file, int row_group, int column, const Co
 
 }  // namespace
 
+// Reads every chunk's page index, and prunes each row group's pages with "column IS NOT NULL" per flat column.
+void CheckPageIndexes(const ParquetFile& file) {
+  for (int rg = 0; rg < file.num_row_groups(); ++rg) {
+    for (int c = 0; c < file.schema().num_columns(); ++c) {
+      file.ReadOffsetIndex(rg, c);
+      file.ReadColumnIndex(rg, c);
+      if (file.schema().column(c).max_rep_level == 0) {
+        PagesMayMatch(file, rg, format::Filter::IsNotNull(file.schema().column(c).dotted_path));
+      }
+    }
+  }
+}
+
 void ParseFile(std::string_view file_bytes) {
   ReaderOptions options;
   options.max_page_bytes = 64 << 20;
   auto file = ParquetFile::OpenBuffer(std::string(file_bytes), "<fuzz>", options);
+  CheckPageIndexes(*file);
   TableReader reader(*file, {});
   int64_t rows = 0;
   while (auto rg = reader.Next()) {
@@ -78,6 +94,14 @@ void ParseFile(std::string_view file_bytes) {
 }
 
 void ParseFooter(std::string_view thrift_bytes) { ParseFileMetaData(thrift_bytes, "<fuzz>", 0, 64); }
+
+void ParsePageIndex(std::string_view bytes, bool offset_index) {
+  if (offset_index) {
+    ParseOffsetIndex(bytes, "<fuzz>", 0, 64);
+  } else {
+    ParseColumnIndex(bytes, "<fuzz>", 0, 64);
+  }
+}
 
 void ParsePageHeader(std::string_view bytes) {
   size_t size = 0;

@@ -11,12 +11,15 @@
 
 namespace lakerun::parquet::fuzz {
 
-/// A whole file in memory: opens it, then decodes every column chunk of every row group and assembles the rows;
+/// A whole file in memory: opens it, reads every chunk's page index and prunes pages with a filter on each column,
+/// then decodes every column chunk of every row group and assembles the rows;
 /// byte-valued chunks are read again in the views + dictionary form, which must hold the same values (else
 /// std::logic_error).
 void ParseFile(std::string_view file_bytes);
 /// The Thrift-compact FileMetaData struct (the footer without the trailing length and magic), schema included.
 void ParseFooter(std::string_view thrift_bytes);
+/// A serialized page index structure: an OffsetIndex when `offset_index`, else a ColumnIndex.
+void ParsePageIndex(std::string_view bytes, bool offset_index);
 /// One Thrift-compact PageHeader at the start of `bytes`.
 void ParsePageHeader(std::string_view bytes);
 /// A sequence of pages (a column chunk's bytes) of a column of type `type`, levels `max_def`/`max_rep`, compressed

@@ -244,6 +244,8 @@ bool LegacyStatsUsable(const ColumnDescriptor& c) {
 ColumnChunkMeta ReadColumnChunk(CompactReader& r) {
   ColumnChunkMeta c;
   bool has_meta = false;
+  IndexLocation offset_index, column_index;
+  int has_offset_index = 0, has_column_index = 0;
   r.ReadStruct([&](int16_t id, Type t) {
     switch (id) {
       case 1: c.file_path = r.ReadBinary(t); break;
@@ -270,9 +272,16 @@ ColumnChunkMeta ReadColumnChunk(CompactReader& r) {
           }
         });
         break;
+      case 4: offset_index.offset = r.ReadI64(t); has_offset_index |= 1; break;
+      case 5: offset_index.length = r.ReadI32(t); has_offset_index |= 2; break;
+      case 6: column_index.offset = r.ReadI64(t); has_column_index |= 1; break;
+      case 7: column_index.length = r.ReadI32(t); has_column_index |= 2; break;
       default: r.Skip(t);
     }
   });
+  // An index needs both its offset and its length; ParquetFile::Read*Index checks them against the file.
+  if (has_offset_index == 3) c.offset_index = offset_index;
+  if (has_column_index == 3) c.column_index = column_index;
   if (!has_meta) r.Fail("ColumnChunk without meta_data (encrypted or external column chunks are not supported)");
   return c;
 }

@@ -144,6 +144,14 @@ std::string SerializeFileMetaData(const FileMetaData& md) {
         WriteStatistics(w, *c.statistics, legacy_ok);
       }
       w.StructEnd();
+      if (c.offset_index) {
+        w.WriteI64Field(4, c.offset_index->offset);
+        w.WriteI32Field(5, c.offset_index->length);
+      }
+      if (c.column_index) {
+        w.WriteI64Field(6, c.column_index->offset);
+        w.WriteI32Field(7, c.column_index->length);
+      }
       w.StructEnd();
     }
     w.WriteI64Field(2, g.total_byte_size);

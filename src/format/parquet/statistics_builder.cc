@@ -48,23 +48,28 @@ void FloatMinMax(const T* v, int64_t n, Statistics* s) {
 }  // namespace
 
 Statistics ComputeStatistics(const ColumnDescriptor& column, const ColumnData& data) {
+  return ComputeStatistics(column, data, 0, data.num_values(), data.num_slots() - data.num_values());
+}
+
+Statistics ComputeStatistics(const ColumnDescriptor& column, const ColumnData& data, int64_t value_begin,
+                             int64_t value_end, int64_t null_count) {
   Statistics s;
-  s.null_count = data.num_slots() - data.num_values();
-  const int64_t n = data.num_values();
+  s.null_count = null_count;
+  const int64_t b = value_begin, n = value_end - value_begin;
   const bool is_unsigned = column.logical_type.kind == LogicalType::Kind::kInteger && !column.logical_type.is_signed;
   const auto kind = column.logical_type.kind;
   switch (column.physical_type) {
-    case PhysicalType::kBoolean: MinMax(data.values<uint8_t>(), n, &s); break;
+    case PhysicalType::kBoolean: MinMax(data.values<uint8_t>() + b, n, &s); break;
     case PhysicalType::kInt32:
-      if (is_unsigned) MinMax(data.values<uint32_t>(), n, &s);
-      else MinMax(data.values<int32_t>(), n, &s);
+      if (is_unsigned) MinMax(data.values<uint32_t>() + b, n, &s);
+      else MinMax(data.values<int32_t>() + b, n, &s);
       break;
     case PhysicalType::kInt64:
-      if (is_unsigned) MinMax(data.values<uint64_t>(), n, &s);
-      else MinMax(data.values<int64_t>(), n, &s);
+      if (is_unsigned) MinMax(data.values<uint64_t>() + b, n, &s);
+      else MinMax(data.values<int64_t>() + b, n, &s);
       break;
-    case PhysicalType::kFloat: FloatMinMax(data.values<float>(), n, &s); break;
-    case PhysicalType::kDouble: FloatMinMax(data.values<double>(), n, &s); break;
+    case PhysicalType::kFloat: FloatMinMax(data.values<float>() + b, n, &s); break;
+    case PhysicalType::kDouble: FloatMinMax(data.values<double>() + b, n, &s); break;
     case PhysicalType::kInt96: break;
     case PhysicalType::kByteArray:
     case PhysicalType::kFixedLenByteArray: {
@@ -72,9 +77,9 @@ Statistics ComputeStatistics(const ColumnDescriptor& column, const ColumnData& d
           kind == LogicalType::Kind::kInterval || n == 0) {
         break;
       }
-      std::string_view lo = data.bytes_at(0), hi = lo;
+      std::string_view lo = data.bytes_at(b), hi = lo;
       for (int64_t i = 1; i < n; ++i) {
-        std::string_view v = data.bytes_at(i);
+        std::string_view v = data.bytes_at(b + i);
         if (v < lo) lo = v;  // string_view compares as unsigned bytes (char_traits<char>::compare uses memcmp)
         if (v > hi) hi = v;
       }

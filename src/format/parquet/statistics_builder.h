@@ -11,5 +11,8 @@ namespace lakerun::parquet {
 /// floats, and byte arrays longer than 1 KiB. Floating-point zero is widened to -0.0 (min) / +0.0 (max) and NaN is
 /// ignored, as the spec asks.
 Statistics ComputeStatistics(const ColumnDescriptor& column, const ColumnData& data);
+/// The same rules over values [value_begin, value_end) of `data` (one page), of whose slots `null_count` are null.
+Statistics ComputeStatistics(const ColumnDescriptor& column, const ColumnData& data, int64_t value_begin,
+                             int64_t value_end, int64_t null_count);
 
 }  // namespace lakerun::parquet

@@ -14,36 +14,24 @@ using format::ColumnStatistics;
 using format::MayMatch;
 
 // The single leaf a filter's column names (a dotted leaf path, or a top-level field that is one leaf).
-int FilterColumn(const Schema& schema, const std::string& column) {
-  if (auto c = schema.FindColumn(column)) return *c;
-  std::vector<int> under = schema.ColumnsUnder(column);
-  LAKERUN_CHECK(under.size() == 1, "filter column '", column, "' ",
-                under.empty() ? "does not exist" : "is not a single leaf column");
-  return under[0];
-}
+int FilterColumn(const Schema& schema, const std::string& column) { return *FileLeafColumns(schema)(column).leaf; }
 
 }  // namespace
 
 StatisticsView RowGroupStatistics(const FileMetaData& md, int row_group) {
+  return RowGroupStatistics(md, row_group, FileLeafColumns(md.schema));
+}
+
+StatisticsView RowGroupStatistics(const FileMetaData& md, int row_group, FilterColumnResolver resolve) {
   const RowGroupMeta& g = md.row_groups.at(static_cast<size_t>(row_group));
   StatisticsView view;
   view.num_rows = g.num_rows;
-  view.column = [&md, &g](const std::string& column) -> std::optional<ColumnStatistics> {
-    const Schema& schema = md.schema;
-    const int c = FilterColumn(schema, column);
-    const ColumnChunkMeta& chunk = g.columns.at(static_cast<size_t>(c));
-    const ColumnDescriptor& d = schema.column(c);
-    if (!chunk.statistics || d.max_rep_level > 0) return std::nullopt;  // list elements: counts are not rows
-    const Statistics& s = *chunk.statistics;
-    ColumnStatistics out;
-    out.null_count = s.null_count;
-    // Unsigned 64-bit values do not order as the signed integers Value holds: no bounds.
-    if (!(d.logical_type.kind == LogicalType::Kind::kInteger && !d.logical_type.is_signed &&
-          d.logical_type.bit_width == 64)) {
-      out.min = s.MinValue(d);
-      out.max = s.MaxValue(d);
-    }
-    return out;
+  view.column = [&md, &g, resolve = std::move(resolve)](const std::string& column) -> std::optional<ColumnStatistics> {
+    const FilterColumnSource source = resolve(column);
+    if (!source.leaf) return source.fixed;
+    const ColumnChunkMeta& chunk = g.columns.at(static_cast<size_t>(*source.leaf));
+    if (!chunk.statistics) return std::nullopt;
+    return LeafStatistics(md.schema.column(*source.leaf), *chunk.statistics);
   };
   return view;
 }

@@ -131,6 +131,28 @@ void CompactReader::ReadI32List(Type type, const std::function<void(int32_t)>& o
   for (uint32_t i = 0; i < n; ++i) on_element(ReadI32(et));
 }
 
+void CompactReader::ReadBoolList(Type type, const std::function<void(bool)>& on_element) {
+  Expect(type, Type::kList, "list");
+  Type et;
+  uint32_t n = ReadListHeader(&et);
+  if (n > 0 && et != Type::kTrue && et != Type::kFalse) Fail("expected a list of bools");
+  for (uint32_t i = 0; i < n; ++i) on_element(ReadRawByte() == 1);
+}
+
+void CompactReader::ReadI64List(Type type, const std::function<void(int64_t)>& on_element) {
+  Expect(type, Type::kList, "list");
+  Type et;
+  uint32_t n = ReadListHeader(&et);
+  for (uint32_t i = 0; i < n; ++i) on_element(ReadI64(et));
+}
+
+void CompactReader::ReadBinaryList(Type type, const std::function<void(std::string)>& on_element) {
+  Expect(type, Type::kList, "list");
+  Type et;
+  uint32_t n = ReadListHeader(&et);
+  for (uint32_t i = 0; i < n; ++i) on_element(ReadBinary(et));
+}
+
 void CompactReader::ReadStructList(Type type, const std::function<void(uint32_t)>& on_element) {
   Expect(type, Type::kList, "list");
   Type et;

@@ -49,6 +49,12 @@ class CompactReader {
   std::string ReadBinary(Type type);
   /// Reads a list of i32 (also used for lists of enums).
   void ReadI32List(Type type, const std::function<void(int32_t)>& on_element);
+  /// Reads a list of bools (one byte each: 1 is true, anything else false, as Apache Thrift reads them).
+  void ReadBoolList(Type type, const std::function<void(bool)>& on_element);
+  /// Reads a list of i64 (narrower integer elements are accepted).
+  void ReadI64List(Type type, const std::function<void(int64_t)>& on_element);
+  /// Reads a list of binary values.
+  void ReadBinaryList(Type type, const std::function<void(std::string)>& on_element);
   /// Reads a list of structs, calling on_element(index) positioned at each element (which must ReadStruct).
   void ReadStructList(Type type, const std::function<void(uint32_t)>& on_element);
   void Skip(Type type);
@@ -92,6 +98,8 @@ class CompactWriter {
   void WriteI32(int32_t value);
   void WriteI64(int64_t value);
   void WriteByte(int8_t value);
+  /// A bool list element (after ListBegin(Type::kTrue, n)): one byte, 1 for true, 2 for false.
+  void WriteBoolElement(bool value) { WriteByte(value ? 1 : 2); }
   void WriteBinary(std::string_view value);
   void WriteVarint(uint64_t value);
 

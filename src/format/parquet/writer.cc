@@ -4,6 +4,7 @@
 
 #include "format/parquet/column_writer.h"
 #include "format/parquet/metadata_thrift.h"
+#include "format/parquet/page_index_thrift.h"
 #include "lakerun/base/error.h"
 
 namespace lakerun::parquet {
@@ -26,6 +27,26 @@ class ParquetWriter::Impl {
   FileMetaData metadata;
   std::vector<Value> buffered;
   int64_t buffered_bytes = 0;
+  /// WriterOptions::page_index: per row group, per column, written by Close.
+  std::vector<std::vector<ChunkPageIndex>> page_indexes;
+
+  /// Appends every column index, then every offset index (parquet-mr's layout), and points the chunks at them.
+  void WritePageIndexes() {
+    for (bool columns : {true, false}) {
+      for (size_t g = 0; g < page_indexes.size(); ++g) {
+        for (size_t c = 0; c < page_indexes[g].size(); ++c) {
+          const ChunkPageIndex& index = page_indexes[g][c];
+          if (columns && !index.column_index) continue;
+          const std::string bytes =
+              columns ? SerializeColumnIndex(*index.column_index) : SerializeOffsetIndex(index.offset_index);
+          const IndexLocation where{static_cast<int64_t>(file->Position()), static_cast<int32_t>(bytes.size())};
+          file->Append(bytes);
+          ColumnChunkMeta& chunk = metadata.row_groups[g].columns[c];
+          (columns ? chunk.column_index : chunk.offset_index) = where;
+        }
+      }
+    }
+  }
 };
 
 ParquetWriter::ParquetWriter(FileSystem& fs, const std::string& path, Schema schema, WriterOptions options)
@@ -84,6 +105,7 @@ void ParquetWriter::WriteRowGroup(const std::vector<ColumnData>& columns) {
   g.num_rows = rows;
   g.file_offset = static_cast<int64_t>(impl_->file->Position());
   int64_t total = 0, compressed = 0;
+  std::vector<ChunkPageIndex> page_indexes(options_.page_index ? static_cast<size_t>(schema_.num_columns()) : 0);
   for (int i = 0; i < schema_.num_columns(); ++i) {
     const ColumnDescriptor& c = schema_.column(i);
     ColumnWriteOptions o;
@@ -98,7 +120,8 @@ void ParquetWriter::WriteRowGroup(const std::vector<ColumnData>& columns) {
     if (enc != options_.column_encoding.end()) o.encoding = enc->second;
     o.statistics = options_.statistics;
     o.page_checksums = options_.page_checksums;
-    ColumnChunkMeta meta = WriteColumnChunk(*impl_->file, c, columns[static_cast<size_t>(i)], o);
+    ColumnChunkMeta meta = WriteColumnChunk(*impl_->file, c, columns[static_cast<size_t>(i)], o,
+                                            options_.page_index ? &page_indexes[static_cast<size_t>(i)] : nullptr);
     total += meta.total_uncompressed_size;
     compressed += meta.total_compressed_size;
     g.columns.push_back(std::move(meta));
@@ -107,6 +130,7 @@ void ParquetWriter::WriteRowGroup(const std::vector<ColumnData>& columns) {
   g.total_compressed_size = compressed;
   impl_->metadata.num_rows += rows;
   impl_->metadata.row_groups.push_back(std::move(g));
+  if (options_.page_index) impl_->page_indexes.push_back(std::move(page_indexes));
   rows_written_ += rows;
 }
 
@@ -133,6 +157,7 @@ void ParquetWriter::Close() {
     WriteRowGroup(ShredRecords(schema_, batch));
   }
   closed_ = true;
+  impl_->WritePageIndexes();
   const std::string footer = SerializeFileMetaData(impl_->metadata);
   impl_->file->Append(footer);
   const uint32_t len = static_cast<uint32_t>(footer.size());

@@ -42,6 +42,9 @@ struct ScanOptions {
 
 /// The field a filter column names: a top-level field, or a dotted path through struct fields; nullptr if none.
 const StructField* FindFilterColumn(const Snapshot& snapshot, const std::string& column);
+/// The physical path (data files' and stats' names: physical names under column mapping) of a filter column's
+/// logical path; empty when no field has that path.
+std::vector<std::string> PhysicalColumnPath(const Snapshot& snapshot, const std::string& column);
 /// `filter` with its constants in the form the snapshot's column types compare with (see Filter above). Throws
 /// InvalidArgument naming the table and column for an unknown column or a constant of the wrong kind.
 Filter BindFilter(const Snapshot& snapshot, const Filter& filter);

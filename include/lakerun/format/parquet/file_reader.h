@@ -105,6 +105,12 @@ class ParquetFile {
   /// The raw bytes of a column chunk as stored (page headers included).
   std::string ReadColumnChunkBytes(int row_group, int column) const;
 
+  /// The chunk's page index (page_index.h); std::nullopt when the file has none for it. Checked against the file,
+  /// the chunk and the row group: a malformed or inconsistent index is a CorruptDataError naming the file, row group
+  /// and column (a ColumnIndex whose page count differs from the OffsetIndex's included). Thread-safe.
+  std::optional<ColumnIndex> ReadColumnIndex(int row_group, int column) const;
+  std::optional<OffsetIndex> ReadOffsetIndex(int row_group, int column) const;
+
  private:
   ParquetFile() = default;
   /// Reads the chunk's bytes (bounds-checked against the file) into `out`, without zero-filling; only the first
@@ -115,6 +121,8 @@ class ParquetFile {
   /// ColumnReadOptions::fetch_range_only: how many of the chunk's leading bytes hold every page up to the data page
   /// that completes row `row_end - 1` (the whole length when the pages run out first), from the page headers.
   size_t RangePrefixLength(int row_group, int column, int64_t row_end) const;
+  /// The bytes of an index of the chunk (ReadColumnIndex / ReadOffsetIndex), checked to lie in the data section.
+  std::string ReadIndexBytes(int row_group, int column, const IndexLocation& where, const char* what) const;
   /// Reads `length` bytes at `offset` of the file; errors name the row group and column.
   void ReadChunkBytes(int row_group, int column, uint64_t offset, size_t length, void* out) const;
   std::string path_;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lakerun/format/parquet/page_index.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/types.h"
 #include "lakerun/format/parquet/value.h"
@@ -50,6 +51,9 @@ struct ColumnChunkMeta {
   std::optional<int64_t> index_page_offset;
   std::optional<Statistics> statistics;
   std::string file_path;  ///< normally empty (the chunk lives in this file)
+  /// The chunk's page index (page_index.h), when the writer stored one.
+  std::optional<IndexLocation> column_index;
+  std::optional<IndexLocation> offset_index;
   /// Where the chunk starts: min(dictionary_page_offset, data_page_offset), ignoring an invalid dictionary offset
   /// (some writers stored 0).
   int64_t start_offset() const;

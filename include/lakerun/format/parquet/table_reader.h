@@ -18,6 +18,7 @@
 #include "lakerun/format/filter.h"
 #include "lakerun/format/parquet/column_data.h"
 #include "lakerun/format/parquet/file_reader.h"
+#include "lakerun/format/parquet/filter_columns.h"
 #include "lakerun/format/parquet/value.h"
 
 namespace lakerun::parquet {
@@ -82,6 +83,9 @@ class TableReader {
 /// What the footer's statistics say of `row_group` (bounds and null counts of its flat leaf columns; nothing for
 /// columns with repetition or unsigned 64-bit ones). The view refers to `metadata`, which must outlive it.
 StatisticsView RowGroupStatistics(const FileMetaData& metadata, int row_group);
+/// The same, for a filter whose columns `resolve` maps onto the file (filter_columns.h): a table's logical names,
+/// partition values, columns the file lacks.
+StatisticsView RowGroupStatistics(const FileMetaData& metadata, int row_group, FilterColumnResolver resolve);
 /// False when the statistics of `row_group` prove that no row satisfies `filter` (row-group pruning).
 bool RowGroupMayMatch(const FileMetaData& metadata, int row_group, const Filter& filter);
 

@@ -50,6 +50,10 @@ struct WriterOptions {
   std::map<std::string, Codec> column_codec;
   /// Column-chunk statistics (min/max/null_count).
   bool statistics = true;
+  /// The page index (page_index.h) of every column chunk, stored after the row groups as parquet-mr and Arrow do:
+  /// an OffsetIndex always, a ColumnIndex where `statistics` is on and every page has min/max. Lets readers skip
+  /// pages by row range and by filter (PagesMayMatch).
+  bool page_index = true;
   /// Store a CRC-32 of every page (as stored, i.e. compressed) in its header; readers check it with
   /// ReaderOptions::verify_crc.
   bool page_checksums = false;
