@@ -551,7 +551,9 @@ TEST_F(TableHeadTest, InspectFilterOnADeltaTable) {
         {"name":"x","type":"long","nullable":true,"metadata":{}},
         {"name":"split","type":"string","nullable":true,"metadata":{}}]})j",
       "test");
-  delta::DeltaTable table = delta::CreateTable(path, schema, {.partition_columns = {"split"}});
+  delta::CreateTableOptions create;
+  create.partition_columns = {"split"};
+  delta::DeltaTable table = delta::CreateTable(path, schema, create);
   std::vector<Value> rows;
   for (int64_t i = 0; i < 10000; ++i) {
     rows.push_back(Value::Struct({{"x", Value::Int(i)}, {"split", Value::String(i < 5000 ? "a" : "b")}}));

@@ -24,7 +24,11 @@ size_t StateBuilder::FileKeyHash::operator()(const FileKey& key) const {
 
 StateBuilder::FileKey StateBuilder::KeyOf(const std::string& path, const std::optional<DeletionVectorDescriptor>& dv,
                                           const std::string& context) {
-  return {PercentDecode(path, context), dv ? dv->UniqueId() : std::string()};
+  // "file:/t/a.parquet", "file:///t/a.parquet" and "/t/a.parquet" name one file: an add and a remove written in
+  // different forms still cancel.
+  std::string decoded = PercentDecode(path, context);
+  if (decoded.rfind("file:", 0) == 0) decoded = UriToLocalPath(decoded, context);
+  return {std::move(decoded), dv ? dv->UniqueId() : std::string()};
 }
 
 void StateBuilder::Apply(ActionSet actions, const std::string& context) {

@@ -1,6 +1,9 @@
 // Log replay from hand-written commits, following the examples of PROTOCOL.md.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "format/delta/delta_test_util.h"
 #include "format/delta/log_files.h"
 #include "lakerun/base/error.h"
@@ -90,11 +93,26 @@ TEST_F(LogReplayTest, PercentEncodedPathsAreDecodedAndKeyedDecoded) {
   DeltaTable table(dir_.path());
   Snapshot v0 = table.AtVersion(0);
   ASSERT_EQ(v0.files.size(), 2u);
-  EXPECT_EQ(v0.DataFilePath(v0.files[0]), dir_.path() + "/a b/part=1%.parquet");
-  EXPECT_EQ(v0.DataFilePath(v0.files[1]), "/abs/part-2.parquet");
-  Snapshot v1 = table.Latest();
+  std::set<std::string> paths;
+  for (const AddFile& f : v0.files) paths.insert(v0.DataFilePath(f));
+  EXPECT_EQ(paths, (std::set<std::string>{dir_.path() + "/a b/part=1%.parquet", "/abs/part-2.parquet"}));
+  Snapshot v1 = table.AtVersion(1);
   ASSERT_EQ(v1.files.size(), 1u);
   EXPECT_EQ(v1.files[0].path, "file:///abs/part-2.parquet");
+  // A file: URI and the plain absolute path name one file (as kernel's canonicalized-paths tables write them).
+  WriteCommit(dir_.path(), 2, {RemoveLine("/abs/part-2.parquet")});
+  EXPECT_TRUE(table.Latest().files.empty());
+}
+
+TEST_F(LogReplayTest, APartitionFolderWithAColonIsAPathNotAUriScheme) {
+  WriteCommit(dir_.path(), 0,
+              {ProtocolLine(1, 2), MetadataLine(SimpleSchema()), AddLine("time=1971-07-22T03%3A00%3A00/part-0.parquet"),
+               AddLine("hour=1:2/part-1.parquet")});
+  Snapshot s = DeltaTable(dir_.path()).Latest();
+  std::set<std::string> paths;
+  for (const AddFile& f : s.files) paths.insert(s.DataFilePath(f));
+  EXPECT_EQ(paths, (std::set<std::string>{dir_.path() + "/time=1971-07-22T03:00:00/part-0.parquet",
+                                          dir_.path() + "/hour=1:2/part-1.parquet"}));
 }
 
 TEST_F(LogReplayTest, FilesAreKeyedByPathAndDeletionVector) {

@@ -44,16 +44,68 @@ int64_t Int96ToMicros(const std::string& b) {
   return (static_cast<int64_t>(julian) - 2440588) * 86400000000ll + static_cast<int64_t>(nanos / 1000);
 }
 
-// A file's value of a logical type, with struct fields renamed back to logical names.
-Value FromPhysical(const Value& v, const DataType& type, bool mapped) {
+// The node holding one element of a list node, one key or one value of a map node (nullptr: not such a node).
+const pq::SchemaNode* ElementNode(const pq::SchemaNode* node) {
+  const pq::SchemaNode* element = nullptr;
+  bool element_is_repeated = false;
+  if (node == nullptr || !pq::IsListNode(*node, &element, &element_is_repeated)) return nullptr;
+  return element;
+}
+const pq::SchemaNode* MapChild(const pq::SchemaNode* node, size_t index) {
+  const pq::SchemaNode* key_value = nullptr;
+  if (node == nullptr || !pq::IsMapNode(*node, &key_value) || key_value->children.size() <= index) return nullptr;
+  return &key_value->children[index];
+}
+
+// A stored timestamp (or date, widened to a timestamp) in microseconds: Delta's unit, whatever the file stores.
+Value TimestampMicros(const Value& v, const pq::SchemaNode* leaf) {
+  if (v.kind() == Value::Kind::kBytes && v.as_string().size() == 12) return Value::Int(Int96ToMicros(v.as_string()));
+  if (v.kind() != Value::Kind::kInt || leaf == nullptr) return v;
+  const pq::LogicalType& l = leaf->logical_type;
+  if (l.kind == pq::LogicalType::Kind::kDate) return Value::Int(v.as_int() * 86400000000LL);
+  if (l.kind != pq::LogicalType::Kind::kTimestamp) return v;
+  if (l.unit == pq::TimeUnit::kMillis) return Value::Int(v.as_int() * 1000);
+  if (l.unit == pq::TimeUnit::kNanos) {  // floor division: the protocol's timestamps hold microseconds
+    const int64_t n = v.as_int();
+    return Value::Int(n / 1000 - (n % 1000 < 0 ? 1 : 0));
+  }
+  return v;
+}
+
+// A stored decimal (or integer, widened to a decimal) as its unscaled value at the table's scale.
+Value DecimalUnscaled(const Value& v, const DataType& type, const pq::SchemaNode* leaf) {
+  Value out = v;
+  if (v.kind() == Value::Kind::kBytes && !v.as_string().empty() && v.as_string().size() <= 8) {
+    const std::string& b = v.as_string();
+    int64_t x = static_cast<signed char>(b[0]);
+    for (size_t i = 1; i < b.size(); ++i) x = x * 256 + static_cast<unsigned char>(b[i]);
+    out = Value::Int(x);
+  }
+  if (out.kind() != Value::Kind::kInt || leaf == nullptr) return out;
+  const bool is_decimal = leaf->logical_type.kind == pq::LogicalType::Kind::kDecimal;
+  int64_t x = out.as_int();
+  for (int s = is_decimal ? leaf->logical_type.scale : 0; s < type.scale; ++s) {
+    if (__builtin_mul_overflow(x, 10, &x)) return v;  // left as stored: printed as the file holds it
+  }
+  return Value::Int(x);
+}
+
+// A file's value of a logical type, with struct fields renamed back to logical names. `node`: the file's schema
+// node holding the value (nullptr when unknown), which says the stored unit of timestamps and scale of decimals.
+Value FromPhysical(const Value& v, const DataType& type, bool mapped, const pq::SchemaNode* node) {
   if (v.is_null()) return v;
   switch (type.kind) {
     case TypeKind::kStruct: {
       if (v.kind() != Value::Kind::kStruct) return v;
       std::vector<std::pair<std::string, Value>> fields;
       for (const auto& f : type.fields) {
-        const Value* child = v.Field(mapped ? f.PhysicalName() : f.name);
-        fields.emplace_back(f.name, child ? FromPhysical(*child, *f.type, mapped) : Value::Null());
+        const std::string& name = mapped ? f.PhysicalName() : f.name;
+        const Value* child = v.Field(name);
+        const pq::SchemaNode* child_node = nullptr;
+        for (size_t i = 0; node != nullptr && i < node->children.size() && child_node == nullptr; ++i) {
+          if (node->children[i].name == name) child_node = &node->children[i];
+        }
+        fields.emplace_back(f.name, child ? FromPhysical(*child, *f.type, mapped, child_node) : Value::Null());
       }
       return Value::Struct(std::move(fields));
     }
@@ -61,30 +113,22 @@ Value FromPhysical(const Value& v, const DataType& type, bool mapped) {
       if (v.kind() != Value::Kind::kList) return v;
       std::vector<Value> items;
       items.reserve(v.children().size());
-      for (const auto& item : v.children()) items.push_back(FromPhysical(item, *type.element, mapped));
+      for (const auto& item : v.children()) items.push_back(FromPhysical(item, *type.element, mapped, ElementNode(node)));
       return Value::List(std::move(items));
     }
     case TypeKind::kMap: {
       if (v.kind() != Value::Kind::kMap) return v;
       std::vector<std::pair<Value, Value>> entries;
       for (size_t i = 0; i < v.map_size(); ++i) {
-        entries.emplace_back(FromPhysical(v.map_key(i), *type.key, mapped),
-                             FromPhysical(v.map_value(i), *type.value, mapped));
+        entries.emplace_back(FromPhysical(v.map_key(i), *type.key, mapped, MapChild(node, 0)),
+                             FromPhysical(v.map_value(i), *type.value, mapped, MapChild(node, 1)));
       }
       return Value::Map(std::move(entries));
     }
     case TypeKind::kTimestamp:
-    case TypeKind::kTimestampNtz:
-      if (v.kind() == Value::Kind::kBytes && v.as_string().size() == 12) return Value::Int(Int96ToMicros(v.as_string()));
-      return v;
-    case TypeKind::kDecimal:
-      if (v.kind() == Value::Kind::kBytes && !v.as_string().empty() && v.as_string().size() <= 8) {
-        const std::string& b = v.as_string();
-        int64_t x = static_cast<signed char>(b[0]);
-        for (size_t i = 1; i < b.size(); ++i) x = x * 256 + static_cast<unsigned char>(b[i]);
-        return Value::Int(x);
-      }
-      return v;
+    case TypeKind::kTimestampNtz: return TimestampMicros(v, node);
+    case TypeKind::kDecimal: return DecimalUnscaled(v, type, node);
+    case TypeKind::kDouble: return v.kind() == Value::Kind::kInt ? Value::Double(static_cast<double>(v.as_int())) : v;
     case TypeKind::kBinary:
       return v.kind() == Value::Kind::kString ? Value::Bytes(v.as_string()) : v;
     default:
@@ -259,7 +303,11 @@ FileBatch TableScan::ReadFile(const AddFile& file) {
       auto src = source.find(f);
       if (src == source.end() || physical_row == nullptr) return Value::Null();
       const Value* v = physical_row->Field(src->second);
-      return v ? FromPhysical(*v, *f->type, mapped) : Value::Null();
+      const pq::SchemaNode* node = nullptr;
+      for (const pq::SchemaNode& child : root.children) {
+        if (child.name == src->second) node = &child;
+      }
+      return v ? FromPhysical(*v, *f->type, mapped, node) : Value::Null();
     };
     // A filter column: a top-level field, or a dotted path into a struct field's value.
     auto filter_value = [&](const std::string& column) -> Value {

@@ -1,6 +1,9 @@
 // Percent-encoding of Delta log paths.
 #include "format/delta/uri.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "lakerun/base/error.h"
 
 namespace lakerun::delta::internal {
@@ -71,10 +74,20 @@ std::string EscapePartitionValue(std::string_view value) {
   return out;
 }
 
+// Whether `s` is a URI scheme (RFC 3986: a letter, then letters, digits, '+', '-', '.'), e.g. not the partition
+// folder "time=1971-07-22T03" of a path "time=1971-07-22T03:00:00/part-0.parquet".
+bool IsScheme(std::string_view s) {
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
+
 std::string UriToLocalPath(std::string_view decoded, const std::string& context) {
   const size_t colon = decoded.find(':');
   const size_t slash = decoded.find('/');
-  if (colon == std::string_view::npos || (slash != std::string_view::npos && slash < colon)) {
+  if (colon == std::string_view::npos || (slash != std::string_view::npos && slash < colon) ||
+      !IsScheme(decoded.substr(0, colon))) {
     return std::string(decoded);
   }
   const std::string_view scheme = decoded.substr(0, colon);
