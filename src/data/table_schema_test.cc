@@ -3,6 +3,10 @@
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -183,6 +187,38 @@ TEST(TableSchemaTest, AColumnAddedLaterIsNullInOlderFilesAndEmptyTablesHaveTheir
   EXPECT_EQ(OpenTable(dir.path(), t)->columns().size(), 1u);
   t.columns = {"extra"};
   EXPECT_THROW_WITH(OpenTable(dir.path(), t), InvalidArgument, "no column 'extra'");
+}
+
+// Sets the modification time of a commit file: a Delta commit's timestamp without in-commit timestamps.
+void SetCommitTime(const std::string& table, int version, int64_t ms) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%020d.json", version);
+  const std::string path = JoinPath(JoinPath(table, "_delta_log"), name);
+  struct timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = ms / 1000;
+  times[0].tv_nsec = times[1].tv_nsec = (ms % 1000) * 1000000;
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+TEST(TableSchemaTest, TimeTravelByTimestampReadsTheVersionCommittedBefore) {
+  testing::TempDir dir;
+  auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false}});
+  delta::DeltaTable table = delta::CreateTable(dir.path(), schema, {});
+  for (int batch = 0; batch < 2; ++batch) {
+    std::vector<pq::Value> rows;
+    for (int i = 0; i < 3; ++i) rows.push_back(pq::Value::Struct({{"id", pq::Value::Int(batch * 10 + i)}}));
+    delta::AppendRows(table, rows, {});
+  }
+  for (int version = 0; version <= 2; ++version) SetCommitTime(dir.path(), version, 1700000000000 + version * 60000);
+  TableOptions t;
+  t.delta_timestamp_ms = 1700000000000 + 90000;  // between versions 1 and 2
+  EXPECT_EQ(OpenTable(dir.path(), t)->num_rows(), 3u);
+  t.delta_timestamp_ms = 1700000000000 + 120000;  // exactly version 2's
+  EXPECT_EQ(OpenTable(dir.path(), t)->num_rows(), 6u);
+  t.delta_timestamp_ms = 1700000000000 + 30000;   // version 0: the empty table
+  EXPECT_EQ(OpenTable(dir.path(), t)->num_rows(), 0u);
+  t.delta_timestamp_ms = 1600000000000;           // before the first commit
+  EXPECT_THROW_WITH(OpenTable(dir.path(), t), InvalidArgument, dir.path());
 }
 
 }  // namespace

@@ -337,5 +337,94 @@ TEST(TableTypesTest, DeltaTypeWideningAndStoredUnitsFollowTheTableSchema) {
   EXPECT_EQ(rows[2][0].as_double(), 2.25);
 }
 
+TEST(TableTypesTest, StructLeavesListsOfStructsAndMapsAreColumnsNamedByTheirPath) {
+  testing::TempDir dir;
+  const pq::SchemaNode s = pq::Group("s", {Optional("a", PhysicalType::kInt64),
+                                           pq::Group("b", {Optional("c", PhysicalType::kDouble)},
+                                                     pq::Repetition::kOptional)},
+                                     pq::Repetition::kOptional);
+  const pq::SchemaNode pts = pq::ListOf("pts", pq::Group("element", {pq::Leaf("x", PhysicalType::kFloat),
+                                                                     pq::Leaf("y", PhysicalType::kFloat)},
+                                                         pq::Repetition::kOptional));
+  const pq::SchemaNode m = pq::MapOf("m", pq::Leaf("key", PhysicalType::kInt32), Optional("value", PhysicalType::kDouble));
+  auto point = [](double x, double y) { return Value::Struct({{"x", Value::Float(x)}, {"y", Value::Float(y)}}); };
+  auto row = [](Value s, Value pts, Value m) { return Value::Struct({{"s", s}, {"pts", pts}, {"m", m}}); };
+  const std::vector<Value> rows = {
+      row(Value::Struct({{"a", Value::Int(1)}, {"b", Value::Struct({{"c", Value::Double(0.5)}})}}),
+          Value::List({point(1, 2), point(3, 4)}), Value::Map({{Value::Int(10), Value::Double(1)}})),
+      row(Value::Null(), Value::List({}), Value::Map({})),
+      row(Value::Struct({{"a", Value::Null()}, {"b", Value::Null()}}), Value::Null(), Value::Null()),
+      row(Value::Struct({{"a", Value::Int(3)}, {"b", Value::Struct({{"c", Value::Double(1.5)}})}}),
+          Value::List({point(5, 6)}),
+          Value::Map({{Value::Int(20), Value::Double(2)}, {Value::Int(30), Value::Double(3)}})),
+  };
+  const std::string path = dir.Join("nested.parquet");
+  {
+    pq::ParquetWriter writer(LocalFileSystem(), path, pq::Schema::FromFields({s, pts, m}));
+    writer.WriteRows(rows);
+    writer.Close();
+  }
+  auto source = OpenTable(path, {});  // every leaf
+  std::vector<std::string> names;
+  for (const ColumnInfo& info : source->columns()) names.push_back(info.name + (info.is_list ? "[]" : ""));
+  EXPECT_EQ(names, (std::vector<std::string>{"s.a", "s.b.c", "pts.x[]", "pts.y[]", "m.key[]", "m.value[]"}));
+
+  TableOptions t;
+  t.columns = {"pts.y", "s", "m.value"};  // "s" stands for its leaves, in order
+  LoaderOptions o;
+  o.nulls["s.a"].fill_value = -1;
+  o.nulls["s.b.c"].fill_value = -1;
+  for (const char* list : {"pts.y", "m.value"}) {
+    o.lists[list] = {};
+    o.nulls[list] = {};
+  }
+  const Batch b = ReadAll(OpenTable(path, t), o);
+  EXPECT_TRUE(at::equal(b.at("s.a"), Longs({1, -1, -1, 3})));
+  EXPECT_TRUE(at::equal(b.at("s.a.valid"), at::tensor({1, 0, 0, 1}).to(at::kBool)));
+  EXPECT_TRUE(at::equal(b.at("s.b.c"), at::tensor({0.5, -1.0, -1.0, 1.5}, at::kDouble)));
+  EXPECT_TRUE(at::equal(b.at("pts.y"), at::tensor({2.f, 4.f, 0.f, 0.f, 0.f, 0.f, 6.f, 0.f}).reshape({4, 2})));
+  EXPECT_TRUE(at::equal(b.at("pts.y.lengths"), Longs({2, 0, 0, 1})));
+  EXPECT_TRUE(at::equal(b.at("pts.y.valid"), at::tensor({1, 1, 0, 1}).to(at::kBool)));
+  EXPECT_TRUE(at::equal(b.at("m.value"), at::tensor({1., 0., 0., 0., 0., 0., 2., 3.}).reshape({4, 2})));
+  EXPECT_TRUE(at::equal(b.at("m.value.lengths"), Longs({1, 0, 0, 2})));
+
+  // Filters on struct leaves, at every level.
+  t.columns = {"s.a"};
+  t.filter = Filter::Parse("s.a >= 2");
+  EXPECT_EQ(OpenTable(path, t)->num_rows(), 1u);
+  t.filter = Filter::Parse("s.b.c is null");
+  EXPECT_EQ(OpenTable(path, t)->num_rows(), 2u);
+  t.filter = Filter();
+  t.columns = {"pts.z"};
+  EXPECT_THROW_WITH(OpenTable(path, t), InvalidArgument, "no column 'pts.z'", "pts.x");
+}
+
+TEST(TableTypesTest, DeltaColumnMappingResolvesNestedPhysicalNames) {
+  testing::TempDir dir;
+  const auto schema = delta::ParseSchema(R"j({"type":"struct","fields":[
+    {"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1"}},
+    {"name":"s","type":{"type":"struct","fields":[
+      {"name":"a","type":"long","nullable":true,"metadata":{"delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-3"}}]},
+     "nullable":true,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"col-2"}}]})j", "test");
+  delta::CreateTableOptions create;
+  create.protocol.min_reader_version = 2;
+  create.protocol.min_writer_version = 5;
+  create.configuration = {{"delta.columnMapping.mode", "name"}, {"delta.columnMapping.maxColumnId", "3"}};
+  delta::CreateTable(dir.path(), schema, create);
+  AddDataFile(dir, "part-0.parquet",
+              {pq::Leaf("col-1", PhysicalType::kInt64),
+               pq::Group("col-2", {Optional("col-3", PhysicalType::kInt64)}, pq::Repetition::kOptional)},
+              {Value::Struct({{"col-1", Value::Int(1)}, {"col-2", Value::Struct({{"col-3", Value::Int(10)}})}}),
+               Value::Struct({{"col-1", Value::Int(2)}, {"col-2", Value::Struct({{"col-3", Value::Int(20)}})}})});
+  TableOptions t;
+  t.filter = Filter::Parse("s.a > 10");
+  auto source = OpenTable(dir.path(), t);
+  ASSERT_EQ(source->columns().size(), 2u);
+  EXPECT_EQ(source->columns()[1].name, "s.a");
+  const Batch b = ReadAll(source, {});
+  EXPECT_TRUE(at::equal(b.at("id"), Longs({2})));
+  EXPECT_TRUE(at::equal(b.at("s.a"), Longs({20})));
+}
+
 }  // namespace
 }  // namespace lakerun::data
