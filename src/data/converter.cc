@@ -37,6 +37,8 @@ std::string HashHex(const std::string& text) {
 pq::PhysicalType PhysicalFor(const ColumnInfo& info) {
   switch (info.type) {
     case ElementType::kBool: return pq::PhysicalType::kBoolean;
+    case ElementType::kInt8:
+    case ElementType::kInt16:
     case ElementType::kInt32: return pq::PhysicalType::kInt32;
     case ElementType::kInt64: return pq::PhysicalType::kInt64;
     case ElementType::kFloat32: return pq::PhysicalType::kFloat;
@@ -47,6 +49,32 @@ pq::PhysicalType PhysicalFor(const ColumnInfo& info) {
   }
   LAKERUN_THROW(NotImplemented, "converter: column '", info.name, "' of type ", ToString(info.type),
                 " cannot be written yet");
+}
+
+// int8 and int16 columns are stored as INT32 annotated INT(8) / INT(16), as Spark writes byte and short.
+pq::LogicalType LogicalFor(const ColumnInfo& info) {
+  if (info.type == ElementType::kInt8) return pq::LogicalType::Int(8, true);
+  if (info.type == ElementType::kInt16) return pq::LogicalType::Int(16, true);
+  return {};
+}
+
+// int8 / int16 elements widened to the int32 values INT32 stores; other columns' bytes unchanged.
+std::vector<uint8_t> StoredBytes(std::vector<uint8_t> bytes, ElementType type) {
+  if (type != ElementType::kInt8 && type != ElementType::kInt16) return bytes;
+  const size_t width = ElementSize(type), n = bytes.size() / width;
+  std::vector<uint8_t> out(n * 4);
+  for (size_t i = 0; i < n; ++i) {
+    int32_t v;
+    if (type == ElementType::kInt8) {
+      v = static_cast<int8_t>(bytes[i]);
+    } else {
+      int16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      v = h;
+    }
+    std::memcpy(out.data() + 4 * i, &v, 4);
+  }
+  return out;
 }
 
 // uint8 columns become one FIXED_LEN_BYTE_ARRAY value per row (the loader reads them back as uint8 [shape]);
@@ -61,9 +89,10 @@ pq::Schema SchemaFor(const std::vector<ColumnInfo>& columns, pq::WriterOptions* 
       fields.push_back(pq::Leaf(info.name, type, pq::Repetition::kRequired, {},
                                 static_cast<int32_t>(info.elements_per_row())));
     } else if (IsList(info)) {
-      fields.push_back(pq::ListOf(info.name, pq::Leaf("element", type), pq::Repetition::kRequired));
+      fields.push_back(pq::ListOf(info.name, pq::Leaf("element", type, pq::Repetition::kRequired, LogicalFor(info)),
+                                  pq::Repetition::kRequired));
     } else {
-      fields.push_back(pq::Leaf(info.name, type));
+      fields.push_back(pq::Leaf(info.name, type, pq::Repetition::kRequired, LogicalFor(info)));
     }
     if (!info.shape.empty()) options->tensor_shapes[info.name] = info.shape;
   }
@@ -104,6 +133,7 @@ class RowCopier {
     for (size_t c = 0; c < columns.size(); ++c) {
       const ColumnInfo& info = columns[c];
       const pq::PhysicalType type = PhysicalFor(info);
+      fixed[c] = StoredBytes(std::move(fixed[c]), info.type);
       if (info.type == ElementType::kBinary) {
         out.push_back(pq::ColumnData::ByteArrays(binary[c]));
       } else if (type == pq::PhysicalType::kFixedLenByteArray) {

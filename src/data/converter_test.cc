@@ -250,6 +250,36 @@ TEST(ConverterTest, ImageFoldersAreConvertedWithTheirClassLabels) {
   EXPECT_EQ(grown.rows, 7u);
 }
 
+TEST(ConverterTest, ByteAndShortColumnsAreWrittenAsAnnotatedInt32AndReadBackAsInt8AndInt16) {
+  testing::TempDir dir;
+  MemoryRowSource::Column bytes{{"b", ElementType::kInt8, {}}, {0x80, 0x07, 0x7f}, {}};
+  std::vector<uint8_t> shorts(6);
+  const int16_t values[] = {-32768, 300, 32767};
+  std::memcpy(shorts.data(), values, sizeof values);
+  MemoryRowSource::Column halves{{"h", ElementType::kInt16, {}}, shorts, {}};
+  MemoryRowSource source({bytes, halves}, 2);
+  ConverterOptions c;
+  c.cache_dir = dir.Join("cache");
+  const ConvertedDataset converted = Convert(source, "bytes and shorts", c);
+  const auto back = OpenTable(converted.path);
+  ASSERT_EQ(back->columns().size(), 2u);
+  EXPECT_EQ(back->columns()[0].type, ElementType::kInt8);
+  EXPECT_EQ(back->columns()[1].type, ElementType::kInt16);
+  std::vector<int8_t> b;
+  std::vector<int16_t> h;
+  for (size_t u = 0; u < back->num_units(); ++u) {
+    const auto unit = back->ReadUnit(u);
+    for (uint64_t r = 0; r < unit->rows; ++r) {
+      b.push_back(static_cast<int8_t>(unit->columns[0].data[r]));
+      int16_t v;
+      std::memcpy(&v, unit->columns[1].data + 2 * r, 2);
+      h.push_back(v);
+    }
+  }
+  EXPECT_EQ(b, (std::vector<int8_t>{-128, 7, 127}));
+  EXPECT_EQ(h, (std::vector<int16_t>{-32768, 300, 32767}));
+}
+
 TEST(ConverterTest, RejectsBadOptions) {
   MemoryRowSource source({}, 1);
   ConverterOptions c;

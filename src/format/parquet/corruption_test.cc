@@ -52,6 +52,15 @@ TEST(CorruptionTest, WrongLeadingMagic) {
   EXPECT_THROW_WITH(f.Open(), CorruptDataError, f.path, "no PAR1 magic at offset 0");
 }
 
+TEST(CorruptionTest, AnEncryptedFooterIsNamedAsSuch) {
+  MemFile f = SmallFile();
+  std::string bytes = f.Bytes();
+  bytes.replace(bytes.size() - 4, 4, "PARE");
+  bytes.replace(0, 4, "PARE");
+  f.SetBytes(bytes);
+  EXPECT_THROW_WITH(f.Open(), NotImplemented, f.path, "encrypted Parquet files");
+}
+
 TEST(CorruptionTest, ImpossibleFooterLength) {
   MemFile f = SmallFile();
   std::string bytes = f.Bytes();

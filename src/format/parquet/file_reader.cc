@@ -46,6 +46,8 @@ std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string
   char head[4], tail[8];
   f->file_->ReadAt(0, 4, head);
   f->file_->ReadAt(size - 8, 8, tail);
+  LAKERUN_CHECK_AS(NotImplemented, std::memcmp(tail + 4, "PARE", 4) != 0, path,
+                   ": encrypted Parquet files (an encrypted footer, PARE magic) are not supported");
   if (std::memcmp(tail + 4, kMagic, 4) != 0) {
     LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: no PAR1 magic at offset ", size - 4,
                   " (the file may be truncated)");
