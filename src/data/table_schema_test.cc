@@ -221,5 +221,19 @@ TEST(TableSchemaTest, TimeTravelByTimestampReadsTheVersionCommittedBefore) {
   EXPECT_THROW_WITH(OpenTable(dir.path(), t), InvalidArgument, dir.path());
 }
 
+TEST(TableSchemaTest, AVoidColumnIsLeftOutOfTheDefaultColumnsAndRefusedWhenNamed) {
+  testing::TempDir dir;
+  auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false},
+                                   delta::StructField{"nothing", delta::PrimitiveType("void"), true}});
+  delta::DeltaTable table = delta::CreateTable(dir.path(), schema, {});
+  delta::AppendRows(table, {pq::Value::Struct({{"id", pq::Value::Int(1)}})}, {});
+  auto source = OpenTable(dir.path(), {});
+  ASSERT_EQ(source->columns().size(), 1u);
+  EXPECT_EQ(source->columns()[0].name, "id");
+  TableOptions t;
+  t.columns = {"nothing"};
+  EXPECT_THROW_WITH(OpenTable(dir.path(), t), NotImplemented, "'nothing'", "void");
+}
+
 }  // namespace
 }  // namespace lakerun::data

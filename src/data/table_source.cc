@@ -277,7 +277,10 @@ class ParquetTableSource final : public RowSource {
       for (std::string& column : partitions_.Expand(name, where_)) names.push_back(std::move(column));
     }
     if (options.columns.empty()) {
-      for (const TableLeaf& leaf : partitions_.leaves) names.push_back(leaf.name);
+      for (const TableLeaf& leaf : partitions_.leaves) {
+        // A void column (Spark's NullType) holds nothing but nulls and has no tensor form: left out by default.
+        if (leaf.table_type == nullptr || leaf.table_type->kind != delta::TypeKind::kVoid) names.push_back(leaf.name);
+      }
     }
     for (const auto& [column, form] : options.forms) {
       LAKERUN_CHECK(std::find(names.begin(), names.end(), column) != names.end(), where_, ": TableOptions::forms "
