@@ -38,6 +38,7 @@ ColumnChunk ConstantColumn(const ColumnInfo& info, const parquet::Value& value, 
       if (!bytes.empty()) std::memcpy(column->data.data() + r * bytes.size(), bytes.data(), bytes.size());
     }
     column->offsets[rows] = static_cast<int64_t>(rows * bytes.size());
+    if (info.is_list) column->value_offsets.assign(1, 0);  // a list of binary values (null: no elements)
   } else {
     const size_t width = ElementSize(info.type);
     uint8_t one[8] = {};  // the value in the column's element type; zeros for null rows
