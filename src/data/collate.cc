@@ -162,7 +162,7 @@ class Collator {
   void Column(size_t c) {
     const ColumnPlan& plan = spec_.plans[c];
     if (plan.image != nullptr) return Images(c, *plan.image);
-    if (plan.raw_bytes) return RawBytes(c, plan);
+    if (plan.raw_bytes) return columns_[c].is_list ? ListBytes(c, plan) : RawBytes(c, plan);
     if (plan.list != nullptr) return PaddedLists(c, plan);
     Fixed(c, plan);
   }
@@ -333,6 +333,62 @@ class Collator {
     }
     out_.tensors.emplace(info.name, std::move(bytes));
     out_.tensors.emplace(info.name + kOffsetsSuffix, std::move(offsets_tensor));
+  }
+
+  // Lists of binary values: every element's bytes concatenated, E + 1 byte offsets of the batch's E elements, and
+  // the elements per row (lengths). A null list is empty; a null element is empty bytes.
+  void ListBytes(size_t c, const ColumnPlan& plan) {
+    const ColumnInfo& info = columns_[c];
+    at::Tensor lengths_tensor = Empty({batch_}, at::kLong);
+    int64_t* lengths = lengths_tensor.data_ptr<int64_t>();
+    std::vector<int64_t> firsts(refs_.size());  // first element of each row in its chunk
+    uint8_t* valid = ValidMask(c, plan);
+    int64_t elements = 0, bytes = 0;
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      const RowRef& r = refs_[i];
+      const ColumnChunk& chunk = r.data->columns[c];
+      firsts[i] = chunk.offsets[r.local];
+      lengths[i] = chunk.offsets[r.local + 1] - firsts[i];
+      if (chunk.validity != nullptr && !chunk.validity[r.local]) {
+        RequireNullPolicy(plan, c, i, "the list");
+        if (valid) valid[i] = 0;
+        lengths[i] = 0;
+      }
+      elements += lengths[i];
+      bytes += chunk.value_offsets[firsts[i] + lengths[i]] - chunk.value_offsets[firsts[i]];
+    }
+    at::Tensor data_tensor = Empty({bytes}, at::kByte);
+    at::Tensor offsets_tensor = Empty({elements + 1}, at::kLong);
+    uint8_t* dst = static_cast<uint8_t*>(data_tensor.data_ptr());
+    int64_t* offsets = offsets_tensor.data_ptr<int64_t>();
+    uint8_t* element_valid = nullptr;
+    if (plan.nulls != nullptr && plan.nulls->emit_mask) {
+      at::Tensor mask = Empty({elements}, at::kBool);
+      element_valid = static_cast<uint8_t*>(mask.data_ptr());
+      std::memset(element_valid, 1, static_cast<size_t>(elements));
+      out_.tensors.emplace(info.name + kElementValidSuffix, std::move(mask));
+    }
+    offsets[0] = 0;
+    int64_t e = 0;  // the batch's element index of the row's first element
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      const ColumnChunk& chunk = refs_[i].data->columns[c];
+      const int64_t* from = chunk.value_offsets + firsts[i];
+      const int64_t size = from[lengths[i]] - from[0];
+      if (size > 0) std::memcpy(dst + offsets[e], chunk.data + from[0], static_cast<size_t>(size));
+      const int64_t shift = offsets[e] - from[0];
+      for (int64_t k = 0; k < lengths[i]; ++k) offsets[e + k + 1] = from[k + 1] + shift;
+      if (chunk.element_validity != nullptr) {
+        for (int64_t k = 0; k < lengths[i]; ++k) {
+          if (chunk.element_validity[firsts[i] + k]) continue;
+          RequireNullPolicy(plan, c, i, "a list element");
+          if (element_valid) element_valid[e + k] = 0;
+        }
+      }
+      e += lengths[i];
+    }
+    out_.tensors.emplace(info.name, std::move(data_tensor));
+    out_.tensors.emplace(info.name + kOffsetsSuffix, std::move(offsets_tensor));
+    out_.tensors.emplace(info.name + kLengthsSuffix, std::move(lengths_tensor));
   }
 
   void Images(size_t c, const ImageOptions& opts) {

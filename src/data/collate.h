@@ -17,7 +17,7 @@ namespace lakerun::data {
 /// How one projected column is collated (at most one of image / raw_bytes / list applies).
 struct ColumnPlan {
   const ImageOptions* image = nullptr;  // binary column decoded as images
-  bool raw_bytes = false;               // binary column handed over as bytes + offsets
+  bool raw_bytes = false;               // binary column (or list of binary values) handed over as bytes + offsets
   const ListPolicy* list = nullptr;     // list column padded to [B, L] + lengths
   const NullPolicy* nulls = nullptr;    // what a null becomes; nullptr: a null is an error
 };

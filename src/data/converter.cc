@@ -117,6 +117,7 @@ class RowCopier {
         // rewritten wrongly, so they are refused (read such tables directly, with the loader's policies).
         LAKERUN_CHECK_AS(NotImplemented,
                          chunk.validity == nullptr && chunk.element_validity == nullptr &&
+                             chunk.value_offsets == nullptr &&
                              (chunk.offsets == nullptr || columns[c].type == ElementType::kBinary),
                          source_.DescribeUnit(unit_), " column '", columns[c].name, "': nulls or variable-length "
                          "lists cannot be converted yet");

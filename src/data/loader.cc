@@ -65,17 +65,54 @@ std::shared_ptr<const RowSource> FitUnitsToCache(std::shared_ptr<const RowSource
   return sliced;
 }
 
+// The ".offsets" of raw-bytes column `column` of `batch`, which must be a list of binary values (with ".lengths")
+// when `list`, else not.
+const at::Tensor& RawBytesOffsets(const Batch& batch, const std::string& column, bool list) {
+  const auto offsets = batch.tensors.find(column + kOffsetsSuffix);
+  LAKERUN_CHECK(offsets != batch.tensors.end(), "batch column '", column, "' is not a raw-bytes column (no '",
+                column, kOffsetsSuffix, "'; list it in LoaderOptions::raw_bytes)");
+  const bool is_list = batch.tensors.count(column + kLengthsSuffix) > 0;
+  LAKERUN_CHECK(is_list == list, "batch column '", column, "' is ",
+                is_list ? "a list of binary values: read it with Batch::list_bytes"
+                        : "not a list of binary values: read it with Batch::bytes");
+  return offsets->second;
+}
+
+std::string_view Bytes(const at::Tensor& data, const int64_t* offsets, int64_t e) {
+  return std::string_view(static_cast<const char*>(data.data_ptr()) + offsets[e],
+                          static_cast<size_t>(offsets[e + 1] - offsets[e]));
+}
+
 }  // namespace
 
 std::string_view Batch::bytes(const std::string& column, int64_t i) const {
-  const auto offsets = tensors.find(column + kOffsetsSuffix);
-  LAKERUN_CHECK(offsets != tensors.end(), "batch column '", column, "' is not a raw-bytes column (no '", column,
-                kOffsetsSuffix, "'; list it in LoaderOptions::raw_bytes)");
-  LAKERUN_CHECK(i >= 0 && i + 1 < offsets->second.numel(), "sample ", i, " of column '", column,
-                "' is out of range for a batch of ", offsets->second.numel() - 1);
+  const at::Tensor& offsets = RawBytesOffsets(*this, column, false);
+  LAKERUN_CHECK(i >= 0 && i + 1 < offsets.numel(), "sample ", i, " of column '", column,
+                "' is out of range for a batch of ", offsets.numel() - 1);
+  return Bytes(at(column), offsets.data_ptr<int64_t>(), i);
+}
+
+std::vector<std::string> Batch::strings(const std::string& column) const {
+  const int64_t n = RawBytesOffsets(*this, column, false).numel() - 1;
+  std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out.emplace_back(bytes(column, i));
+  return out;
+}
+
+std::vector<std::string_view> Batch::list_bytes(const std::string& column, int64_t i) const {
+  const int64_t* offsets = RawBytesOffsets(*this, column, true).data_ptr<int64_t>();
+  const at::Tensor& lengths = at(column + kLengthsSuffix);
+  LAKERUN_CHECK(i >= 0 && i < lengths.numel(), "sample ", i, " of column '", column,
+                "' is out of range for a batch of ", lengths.numel());
+  const int64_t* length = lengths.data_ptr<int64_t>();
+  int64_t first = 0;  // the row's first element: the elements of the rows before it
+  for (int64_t r = 0; r < i; ++r) first += length[r];
   const at::Tensor& data = at(column);
-  const int64_t* o = offsets->second.data_ptr<int64_t>();
-  return std::string_view(static_cast<const char*>(data.data_ptr()) + o[i], static_cast<size_t>(o[i + 1] - o[i]));
+  std::vector<std::string_view> out;
+  out.reserve(static_cast<size_t>(length[i]));
+  for (int64_t e = first; e < first + length[i]; ++e) out.push_back(Bytes(data, offsets, e));
+  return out;
 }
 
 const at::Tensor& Batch::at(const std::string& column) const {
@@ -156,6 +193,8 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
     if (image != held.images.end()) {
       LAKERUN_CHECK(column.type == ElementType::kBinary, RankPrefix(), "column '", column.name, "' is ",
                     ToString(column.type), ", not binary: it cannot be decoded as an image");
+      LAKERUN_CHECK(!column.is_list, RankPrefix(), "column '", column.name, "' is a list: it cannot be decoded as "
+                    "an image (hand it over as raw bytes)");
       LAKERUN_CHECK(!raw, RankPrefix(), "column '", column.name, "' is both an image and raw bytes");
       const ImageOptions& io = image->second;
       LAKERUN_CHECK(io.channels == 1 || io.channels == 3, RankPrefix(), "column '", column.name,
@@ -167,12 +206,20 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
       LAKERUN_CHECK(column.type == ElementType::kBinary, RankPrefix(), "column '", column.name, "' is ",
                     ToString(column.type), ", not binary: it cannot be handed over as raw bytes");
       plan.raw_bytes = true;
+    } else if (column.is_list) {
+      LAKERUN_CHECK_AS(NotImplemented, column.type != ElementType::kBinary, RankPrefix(), "column '", column.name,
+                       "' holds lists of binary (string) values: hand it over as raw bytes (LoaderOptions::raw_bytes: "
+                       "\"", column.name, "\" bytes, \"", column.name, kOffsetsSuffix, "\" per element, \"",
+                       column.name, kLengthsSuffix, "\" per row) or leave it out of the projection");
     } else {
       LAKERUN_CHECK_AS(NotImplemented, column.type != ElementType::kBinary, RankPrefix(), "column '", column.name,
                        "' holds variable-length binary values: decode it as an image (LoaderOptions::images), hand "
                        "it over as raw bytes (LoaderOptions::raw_bytes) or leave it out of the projection");
     }
     if (list != held.lists.end()) {
+      LAKERUN_CHECK(column.type != ElementType::kBinary, RankPrefix(), "list policy for column '", column.name,
+                    "', a list of binary values: those come as raw bytes with \"", column.name, kLengthsSuffix,
+                    "\" (LoaderOptions::raw_bytes), not padded");
       LAKERUN_CHECK(column.is_list, RankPrefix(), "list policy for column '", column.name, "', which is ",
                     ToString(column.type), column.shape.empty() ? "" : " of fixed shape", ", not a list");
       LAKERUN_CHECK(list->second.pad_to >= 0, RankPrefix(), "column '", column.name,

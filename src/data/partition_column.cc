@@ -38,6 +38,7 @@ ColumnChunk ConstantColumn(const ColumnInfo& info, const parquet::Value& value, 
       if (!bytes.empty()) std::memcpy(column->data.data() + r * bytes.size(), bytes.data(), bytes.size());
     }
     column->offsets[rows] = static_cast<int64_t>(rows * bytes.size());
+    if (info.is_list) column->value_offsets.assign(1, 0);  // a list of binary values (null: no elements)
   } else {
     const size_t width = ElementSize(info.type);
     uint8_t one[8] = {};  // the value in the column's element type; zeros for null rows
@@ -54,8 +55,10 @@ ColumnChunk ConstantColumn(const ColumnInfo& info, const parquet::Value& value, 
         default: break;  // PartitionColumnInfo makes no other fixed-width type
       }
     }
-    column->data.resize(rows * width);
-    for (uint64_t r = 0; r < rows; ++r) std::memcpy(column->data.data() + r * width, one, width);
+    // Every element of a row (fixed-size values and lists of a column no file holds have several) holds it.
+    const uint64_t elements = rows * static_cast<uint64_t>(info.elements_per_row());
+    column->data.resize(elements * width);
+    for (uint64_t e = 0; e < elements; ++e) std::memcpy(column->data.data() + e * width, one, width);
   }
   column->values = column->data.data();
   column->values_size = column->data.size();

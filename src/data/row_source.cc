@@ -53,7 +53,13 @@ MemoryRowSource::MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows
   bool first = true;
   for (const Column& c : columns) {
     uint64_t rows;
-    if (c.info.type == ElementType::kBinary) {
+    if (c.info.type == ElementType::kBinary && c.info.is_list) {
+      LAKERUN_CHECK(!c.offsets.empty() && static_cast<int64_t>(c.value_offsets.size()) == c.offsets.back() + 1 &&
+                        c.value_offsets.back() == static_cast<int64_t>(c.bytes.size()),
+                    name_, ": list column '", c.info.name, "' of binary values needs rows + 1 offsets (elements) and "
+                    "elements + 1 value_offsets ending at its byte size");
+      rows = c.offsets.size() - 1;
+    } else if (c.info.type == ElementType::kBinary) {
       LAKERUN_CHECK(!c.offsets.empty() && c.offsets.back() == static_cast<int64_t>(c.bytes.size()), name_,
                     ": binary column '", c.info.name, "' needs rows + 1 offsets ending at its byte size");
       rows = c.offsets.size() - 1;
@@ -112,6 +118,10 @@ std::shared_ptr<const UnitData> MemoryRowSource::ReadUnit(size_t unit) const {
       chunk.data = c.bytes.data();
       chunk.offsets = c.offsets.data() + begin;
       chunk.size_bytes = static_cast<size_t>(c.offsets[end] - c.offsets[begin]) * element;
+      if (!c.value_offsets.empty()) {
+        chunk.value_offsets = c.value_offsets.data();
+        chunk.size_bytes = static_cast<size_t>(c.value_offsets[c.offsets[end]] - c.value_offsets[c.offsets[begin]]);
+      }
     } else {
       const size_t row_bytes = c.info.row_bytes();
       chunk.data = c.bytes.data() + begin * row_bytes;

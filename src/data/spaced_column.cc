@@ -38,6 +38,7 @@ ColumnChunk SpacedColumn::View(const std::shared_ptr<const SpacedColumn>& column
   chunk.offsets = column->offsets.empty() ? nullptr : column->offsets.data();
   chunk.validity = column->validity.empty() ? nullptr : column->validity.data();
   chunk.element_validity = column->element_validity.empty() ? nullptr : column->element_validity.data();
+  chunk.value_offsets = column->value_offsets.empty() ? nullptr : column->value_offsets.data();
   chunk.owner = column;
   return chunk;
 }
@@ -90,22 +91,30 @@ std::shared_ptr<const SpacedColumn> SpaceFlat(std::shared_ptr<const pq::ColumnDa
   return out;
 }
 
-std::shared_ptr<const SpacedColumn> SpaceList(const pq::ColumnData& data, uint64_t rows, int16_t list_def_level,
-                                              int64_t fixed_length, const std::string& where) {
-  const std::vector<int16_t>& reps = data.rep_levels();
-  const std::vector<int16_t>& defs = data.def_levels();
-  const int16_t max_def = data.max_def_level();
-  LAKERUN_CHECK_AS(CorruptDataError, data.max_rep_level() == 1 && max_def > 0 && defs.size() == reps.size(),
+std::shared_ptr<const SpacedColumn> SpaceList(std::shared_ptr<const pq::ColumnData> data, uint64_t rows,
+                                              int16_t list_def_level, int64_t fixed_length, const std::string& where) {
+  const std::vector<int16_t>& reps = data->rep_levels();
+  const std::vector<int16_t>& defs = data->def_levels();
+  const int16_t max_def = data->max_def_level();
+  LAKERUN_CHECK_AS(CorruptDataError, data->max_rep_level() == 1 && max_def > 0 && defs.size() == reps.size(),
                    where, ": expected one repetition level per value slot of a list column");
-  LAKERUN_CHECK_AS(NotImplemented, data.type() != pq::PhysicalType::kByteArray, where,
-                   ": lists of binary values are not supported by the loader");
-  const size_t width = static_cast<size_t>(data.value_width());
+  const bool binary = data->type() == pq::PhysicalType::kByteArray;
+  LAKERUN_INTERNAL_ASSERT(!binary || (!data->has_views() && !data->has_dictionary()),
+                          "SpaceList needs BYTE_ARRAY values in the copied layout");
+  // BYTE_ARRAY: value v is bytes [dense[v], dense[v + 1]) of the value buffer.
+  const std::vector<int64_t>& dense = data->offsets();
+  const auto dense_at = [&dense](int64_t v) { return dense.empty() ? 0 : dense[static_cast<size_t>(v)]; };
+  const size_t width = static_cast<size_t>(data->value_width());
   auto out = std::make_shared<SpacedColumn>();
   out->offsets.reserve(rows + 1);
   out->validity.reserve(rows);
   out->element_validity.reserve(reps.size());
   out->data.reserve(reps.size() * width);
-  const uint8_t* src = data.value_buffer().data();
+  if (binary) {
+    out->value_offsets.reserve(reps.size() + 1);
+    out->value_offsets.push_back(dense_at(0));
+  }
+  const uint8_t* src = data->value_buffer().data();
   int64_t consumed = 0;
   bool any_null_row = false, any_null_element = false;
   for (size_t i = 0; i < reps.size(); ++i) {
@@ -122,28 +131,38 @@ std::shared_ptr<const SpacedColumn> SpaceList(const pq::ColumnData& data, uint64
     const bool present = def == max_def;
     out->element_validity.push_back(present);
     any_null_element = any_null_element || !present;
+    LAKERUN_CHECK_AS(CorruptDataError, !present || consumed < data->num_values(), where,
+                     ": levels describe more than ", data->num_values(), " values");
+    consumed += present;
+    if (binary) {
+      out->value_offsets.push_back(dense_at(consumed));  // a null element: empty
+      continue;
+    }
     const size_t at = out->data.size();
     out->data.resize(at + width);
     if (present) {
-      LAKERUN_CHECK_AS(CorruptDataError, consumed < data.num_values(), where, ": levels describe more than ",
-                       data.num_values(), " values");
-      std::memcpy(out->data.data() + at, src + consumed * width, width);
-      ++consumed;
+      std::memcpy(out->data.data() + at, src + (consumed - 1) * width, width);
     } else {
       std::memset(out->data.data() + at, 0, width);
     }
   }
-  LAKERUN_CHECK_AS(CorruptDataError, out->validity.size() == rows && consumed == data.num_values(), where, ": ",
+  LAKERUN_CHECK_AS(CorruptDataError, out->validity.size() == rows && consumed == data->num_values(), where, ": ",
                    out->validity.size(), " lists and ", consumed, " values from the levels, expected ", rows,
-                   " lists and ", data.num_values(), " values");
+                   " lists and ", data->num_values(), " values");
   out->offsets.push_back(static_cast<int64_t>(out->element_validity.size()));
-  bool fixed = !any_null_row;
+  bool fixed = !any_null_row && !binary;
   for (uint64_t r = 0; fixed && r < rows; ++r) fixed = out->offsets[r + 1] - out->offsets[r] == fixed_length;
   if (fixed) out->offsets.clear();
   if (!any_null_row) out->validity.clear();
   if (!any_null_element) out->element_validity.clear();
-  out->values = out->data.data();
-  out->values_size = out->data.size();
+  if (binary) {
+    out->values = src;
+    out->values_size = data->value_buffer().size();
+    out->keep = std::move(data);
+  } else {
+    out->values = out->data.data();
+    out->values_size = out->data.size();
+  }
   return out;
 }
 

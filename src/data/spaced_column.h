@@ -19,6 +19,7 @@ struct SpacedColumn {
   std::vector<int64_t> offsets;       // rows + 1 entries, or empty
   std::vector<uint8_t> validity;      // rows entries, or empty (no nulls)
   std::vector<uint8_t> element_validity;
+  std::vector<int64_t> value_offsets;  // lists of binary values: elements + 1 byte offsets into `values`, or empty
   const uint8_t* values = nullptr;    // the values: data.data(), or the decoded binary values in `keep`
   size_t values_size = 0;
   std::shared_ptr<const void> keep;   // decoded values still pointed into (binary values)
@@ -35,9 +36,11 @@ std::shared_ptr<const SpacedColumn> SpaceFlat(std::shared_ptr<const parquet::Col
 /// A list column chunk (one repetition level) with `rows` rows: element offsets per row, row validity (a row is
 /// null when its definition level is below `list_def_level`, the list node's own level), element validity, and
 /// element values spaced to one slot per element (null elements zero-filled). Offsets are dropped (nullptr in the
-/// view) when every row is a non-null list of `fixed_length` elements. Throws CorruptDataError naming `where` when
-/// the levels do not describe `rows` rows.
-std::shared_ptr<const SpacedColumn> SpaceList(const parquet::ColumnData& data, uint64_t rows,
+/// view) when every row is a non-null list of `fixed_length` elements. BYTE_ARRAY elements stay where `data`
+/// decoded them (it must be in the copied layout: ColumnData::Materialize), with value_offsets per element (null
+/// elements empty) and offsets always kept. Throws CorruptDataError naming `where` when the levels do not describe
+/// `rows` rows.
+std::shared_ptr<const SpacedColumn> SpaceList(std::shared_ptr<const parquet::ColumnData> data, uint64_t rows,
                                               int16_t list_def_level, int64_t fixed_length, const std::string& where);
 
 }  // namespace lakerun::data

@@ -162,9 +162,10 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const 
   }
   info.is_list = true;
   info.nullable = leaf.list_def_level > 0 || d.max_def_level > leaf.list_def_level + 1;
+  if (info.type == ElementType::kBinary && !layout->form.converts()) return info;  // strings, bytes: shape {}
   LAKERUN_CHECK_AS(NotImplemented, info.type != ElementType::kBinary && info.shape.empty() &&
-                   layout->form.source_width > 0, where, ": lists of binary or string values are not supported by "
-                   "the loader");
+                   layout->form.source_width > 0, where, ": lists of fixed-length byte arrays or of decimals stored "
+                   "as bytes are not supported by the loader");
   if (shape_meta) {
     info.shape = *shape_meta;
   } else {
@@ -262,6 +263,7 @@ ColumnChunk Dense(const std::shared_ptr<pq::ColumnData>& data, size_t fixed_row_
 size_t ChunkBytes(const ColumnChunk& chunk, uint64_t rows) {
   size_t bytes = chunk.size_bytes;
   if (chunk.offsets) bytes += (rows + 1) * sizeof(int64_t);
+  if (chunk.value_offsets) bytes += static_cast<size_t>(chunk.offsets[rows] - chunk.offsets[0] + 1) * sizeof(int64_t);
   if (chunk.validity) bytes += rows;
   if (chunk.views) bytes += rows * sizeof(std::string_view);
   return bytes;
@@ -408,13 +410,16 @@ class ParquetTableSource final : public RowSource {
       const size_t stored_row_bytes = !layout.form.converts() ? (info.type == ElementType::kBinary ? 0 : info.row_bytes())
                                       : layout.form.source_width * static_cast<size_t>(info.elements_per_row());
       ColumnChunk chunk;
-      if (layout.is_list) {
+      if (layout.is_list && info.type == ElementType::kBinary) {  // strings, bytes: offsets per element
+        data->Materialize();
+        chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_level, 0, where));
+      } else if (layout.is_list) {
         const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
         if (length && *length == info.elements_per_row() &&
             static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
           chunk = Dense(data, stored_row_bytes);  // the fast path: every row a non-null list of the column's length
         } else {
-          chunk = SpacedColumn::View(SpaceList(*data, rows, layout.list_def_level,
+          chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_level,
                                                info.elements_per_row(), where));
         }
       } else if (static_cast<uint64_t>(data->num_values()) != rows) {
@@ -465,7 +470,10 @@ class ParquetTableSource final : public RowSource {
       *described_by = f;
     } else {
       info->nullable = info->nullable || described.nullable;
-      LAKERUN_CHECK(described.type == info->type && described.shape == info->shape && described.is_list == info->is_list,
+      // A list's length without lakerun.shape metadata is a guess from each file's first row group: files may
+      // guess differently (rows of another length then need a ListPolicy, as within one file).
+      const bool same_shape = described.shape == info->shape || (described.is_list && info->is_list);
+      LAKERUN_CHECK(described.type == info->type && same_shape && described.is_list == info->is_list,
                     files_[f].path, ": column '", name, "' is ", ToString(described.type), " of ",
                     described.shape.size(), "-d shape, but in ", files_[**described_by].path, " it is ",
                     ToString(info->type), " of ", info->shape.size(), "-d shape");
@@ -629,7 +637,7 @@ class ParquetTableSource final : public RowSource {
   }
 
   // Copies the unit's rows into memory of its own, dropping the rows a deletion vector removed (keeping validity,
-  // offsets and element validity aligned).
+  // offsets, element validity and value offsets aligned).
   void Compact(const Unit& unit, UnitData* data) const {
     std::vector<uint64_t> kept;
     kept.reserve(unit.rows - unit.deleted.size());
@@ -651,7 +659,22 @@ class ParquetTableSource final : public RowSource {
       const auto per_row = static_cast<uint64_t>(info.elements_per_row());
       const bool view_offsets = chunk.views != nullptr && info.type == ElementType::kBinary;
       if (chunk.offsets != nullptr || view_offsets) out->offsets.push_back(0);
+      if (chunk.value_offsets != nullptr) out->value_offsets.push_back(0);
       for (uint64_t r : kept) {
+        if (chunk.value_offsets != nullptr) {  // a list of binary values: its elements' bytes and byte offsets
+          const int64_t first = chunk.offsets[r], end = chunk.offsets[r + 1];
+          const int64_t shift = static_cast<int64_t>(out->data.size()) - chunk.value_offsets[first];
+          for (int64_t e = first; e < end; ++e) out->value_offsets.push_back(chunk.value_offsets[e + 1] + shift);
+          out->data.insert(out->data.end(), chunk.data + chunk.value_offsets[first],
+                           chunk.data + chunk.value_offsets[end]);
+          if (chunk.element_validity) {
+            out->element_validity.insert(out->element_validity.end(), chunk.element_validity + first,
+                                         chunk.element_validity + end);
+          }
+          out->offsets.push_back(static_cast<int64_t>(out->value_offsets.size() - 1));
+          if (chunk.validity) out->validity.push_back(chunk.validity[r]);
+          continue;
+        }
         if (chunk.views != nullptr) {  // byte values as views: the row's bytes, with offsets for binary values
           const std::string_view v = chunk.views[r];
           out->data.insert(out->data.end(), v.begin(), v.end());

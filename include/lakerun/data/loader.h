@@ -53,8 +53,14 @@ struct Batch {
   /// The tensor of `column`; throws InvalidArgument naming it when absent.
   const at::Tensor& at(const std::string& column) const;
   /// Sample i's bytes of a raw-bytes column (LoaderOptions::raw_bytes), a view into the batch's tensors. Throws
-  /// InvalidArgument naming the column when it is absent or not raw bytes, or i is out of range.
+  /// InvalidArgument naming the column when it is absent or not raw bytes (or a list of them), or i is out of range.
   std::string_view bytes(const std::string& column, int64_t i) const;
+  /// Every sample's bytes of a raw-bytes column, copied into strings (the checks of bytes()).
+  std::vector<std::string> strings(const std::string& column) const;
+  /// Sample i's elements of a raw-bytes list column (a list of binary values in LoaderOptions::raw_bytes), views
+  /// into the batch's tensors; a null list is empty. Throws InvalidArgument naming the column when it is absent or
+  /// not such a column, or i is out of range.
+  std::vector<std::string_view> list_bytes(const std::string& column, int64_t i) const;
   int64_t size() const { return sample_ids.defined() ? sample_ids.size(0) : 0; }
 };
 
@@ -97,6 +103,9 @@ struct LoaderOptions {
   std::map<std::string, ImageOptions> images;
   /// Binary columns handed over undecoded, for user transforms: "<column>" is uint8 [total bytes of the batch],
   /// "<column>.offsets" int64 [B + 1] (sample i is bytes [offsets[i], offsets[i+1]); Batch::bytes reads it).
+  /// Lists of binary values (array<string>, a map's keys "m.key") must be named here too: "<column>" holds the
+  /// bytes of the batch's E elements, "<column>.offsets" int64 [E + 1] their byte offsets and "<column>.lengths"
+  /// int64 [B] the elements of each row (Batch::list_bytes reads row i's; nulls: column_policy.h).
   std::vector<std::string> raw_bytes;
   /// What a null becomes, by column (column_policy.h). A null in a column without a policy is an InvalidArgument
   /// naming the column, the file, row group and table row.

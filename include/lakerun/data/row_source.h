@@ -29,7 +29,9 @@ struct ColumnInfo {
   /// Rows (or list elements) may be null: chunks may then carry `validity` / `element_validity`.
   bool nullable = false;
   /// A list column. `shape` is its expected fixed length (from lakerun.shape metadata, or the first row group), but
-  /// chunks whose lists differ in length carry element `offsets` (see ColumnChunk).
+  /// chunks whose lists differ in length carry element `offsets` (see ColumnChunk). A list of binary values (kBinary
+  /// and is_list: array<string>, a map's string keys) has shape {} and chunks that always carry `offsets` and
+  /// `value_offsets`.
   bool is_list = false;
   /// Decimal columns read as unscaled integers (DecimalForm::kUnscaledInt64): value = element / 10^scale.
   int32_t scale = 0;
@@ -51,6 +53,10 @@ struct ColumnInfo {
 ///     `data` (in elements, not bytes), for units whose lists are not all of the column's fixed length.
 ///   - element_validity: one entry per element of `data` (list columns), 0 where the element is null (its bytes
 ///     unspecified).
+///   - value_offsets on a list of binary values (kBinary and ColumnInfo::is_list): element e's bytes are
+///     data[value_offsets[e], value_offsets[e+1]), while `offsets` (always present) give each row's elements as
+///     above: row i holds elements [offsets[i], offsets[i+1]). A null element (element_validity 0) or a null list's
+///     row is empty.
 ///
 /// Views (zero-copy rows of scalar binary and fixed-width byte columns, no nulls): when `views` is set, row i is
 /// views[i] (row_bytes long for fixed-width columns) and `data` / `offsets` are unused. Sources produce them only
@@ -64,6 +70,7 @@ struct ColumnChunk {
   const uint8_t* validity = nullptr;
   const uint8_t* element_validity = nullptr;
   const std::string_view* views = nullptr;  // rows entries, or nullptr
+  const int64_t* value_offsets = nullptr;   // lists of binary values: elements + 1 byte offsets into `data`
 
   /// Row i's bytes of a column without list offsets: views[i], data[offsets[i], offsets[i+1]) for binary values,
   /// or `row_bytes` bytes at data + i * row_bytes.
@@ -133,6 +140,7 @@ class MemoryRowSource final : public RowSource {
     std::vector<int64_t> offsets;     // kBinary: rows + 1 (bytes); lists (info.is_list) of varying length: rows + 1
                                       // (elements); else empty
     std::vector<uint8_t> validity{};  // rows entries, 0 = null (ColumnChunk::validity); empty = no nulls
+    std::vector<int64_t> value_offsets{};  // lists of binary values: elements + 1 (bytes); else empty
   };
   /// Throws InvalidArgument when the columns disagree on the row count or unit_rows is 0.
   MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows, std::string name = "memory");
