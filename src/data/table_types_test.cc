@@ -426,5 +426,59 @@ TEST(TableTypesTest, DeltaColumnMappingResolvesNestedPhysicalNames) {
   EXPECT_TRUE(at::equal(b.at("s.a"), Longs({20})));
 }
 
+TEST(TableTypesTest, ListsWhoseFilesHaveOtherFirstLengthsAndListColumnsAFileLacksLoadWithAPolicy) {
+  testing::TempDir dir;
+  auto list_rows = [](std::vector<std::vector<int>> lists) {
+    std::vector<Value> rows;
+    for (const auto& list : lists) {
+      std::vector<Value> items;
+      for (int v : list) items.push_back(Value::Int(v));
+      rows.push_back(Value::Struct({{"v", Value::List(std::move(items))}}));
+    }
+    return rows;
+  };
+  const pq::SchemaNode v = pq::ListOf("v", pq::Leaf("element", PhysicalType::kInt32));
+  LocalFileSystem().CreateDirs(dir.Join("folder"));
+  for (const auto& [name, lists] : std::vector<std::pair<std::string, std::vector<std::vector<int>>>>{
+           {"a.parquet", {{1, 2}, {3, 4}}}, {"b.parquet", {{5, 6, 7}}}}) {
+    pq::ParquetWriter writer(LocalFileSystem(), dir.Join("folder/" + name), pq::Schema::FromFields({v}));
+    writer.WriteRows(list_rows(lists));
+    writer.Close();
+  }
+  LoaderOptions o;
+  o.lists["v"] = {};
+  const Batch b = ReadAll(OpenTable(dir.Join("folder"), {}), o);
+  EXPECT_TRUE(at::equal(b.at("v.lengths"), Longs({2, 2, 3})));
+  EXPECT_EQ(b.at("v").sum().item<int64_t>(), 28);
+
+  // A Delta table whose list column was added after its first file: null lists there.
+  const std::string table = dir.Join("delta");
+  auto schema = delta::MakeStruct({delta::StructField{"id", delta::PrimitiveType("long"), false}});
+  delta::DeltaTable t = delta::CreateTable(table, schema, {});
+  delta::AppendRows(t, {Value::Struct({{"id", Value::Int(0)}})}, {});
+  delta::Metadata m = t.Latest().metadata;
+  auto evolved = std::make_shared<delta::DataType>(*m.schema);
+  evolved->fields.push_back(delta::StructField{"v", delta::MakeArray(delta::PrimitiveType("integer")), true});
+  m.schema = evolved;
+  m.schema_string = delta::SchemaToJson(*evolved);
+  delta::ActionSet change;
+  change.metadata = m;
+  delta::Commit(t, change, {});
+  std::vector<Value> rows;
+  for (int id = 1; id < 3; ++id) {
+    rows.push_back(Value::Struct({{"id", Value::Int(id)}, {"v", Value::List({Value::Int(id), Value::Int(id * 10),
+                                                                             Value::Int(id * 100)})}}));
+  }
+  delta::AppendRows(t, rows, {});
+  o.nulls["v"] = {};
+  o.lists["v"].pad_value = -1;  // a null list is empty (length 0) and masked
+  const Batch d = ReadAll(OpenTable(table, {}), o);
+  const at::Tensor by_id = d.at("id").argsort();
+  EXPECT_TRUE(at::equal(d.at("v.valid").index({by_id}), at::tensor({0, 1, 1}).to(at::kBool)));
+  EXPECT_TRUE(at::equal(d.at("v.lengths").index({by_id}), Longs({0, 3, 3})));
+  EXPECT_TRUE(at::equal(d.at("v").index({by_id}),
+                        at::tensor({-1, -1, -1, 1, 10, 100, 2, 20, 200}, at::kInt).reshape({3, 3})));
+}
+
 }  // namespace
 }  // namespace lakerun::data
