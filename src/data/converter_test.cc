@@ -280,6 +280,45 @@ TEST(ConverterTest, ByteAndShortColumnsAreWrittenAsAnnotatedInt32AndReadBackAsIn
   EXPECT_EQ(h, (std::vector<int16_t>{-32768, 300, 32767}));
 }
 
+TEST(ConverterTest, StructLeavesAndMapValuesBecomeTopLevelColumnsNamedByTheirPath) {
+  testing::TempDir dir;
+  const pq::Schema schema = pq::Schema::FromFields(
+      {pq::Group("s", {pq::Leaf("a", pq::PhysicalType::kInt64)}),
+       pq::MapOf("m", pq::Leaf("key", pq::PhysicalType::kInt32), pq::Leaf("value", pq::PhysicalType::kDouble),
+                 pq::Repetition::kRequired)});
+  {
+    pq::ParquetWriter writer(LocalFileSystem(), dir.Join("t.parquet"), schema);
+    std::vector<pq::Value> rows;
+    for (int i = 0; i < 4; ++i) {
+      rows.push_back(pq::Value::Struct(
+          {{"s", pq::Value::Struct({{"a", pq::Value::Int(i)}})},
+           {"m", pq::Value::Map({{pq::Value::Int(i), pq::Value::Double(i * 0.5)}})}}));
+    }
+    writer.WriteRows(rows);
+    writer.Close();
+  }
+  ConverterOptions c;
+  c.cache_dir = dir.Join("cache");
+  TableOptions t;
+  t.columns = {"s.a", "m.value"};
+  const ConvertedDataset converted = ConvertTable(dir.Join("t.parquet"), t, c);
+  const auto back = OpenTable(converted.path);
+  ASSERT_EQ(back->columns().size(), 2u);
+  EXPECT_EQ(back->columns()[0].name, "s.a");
+  EXPECT_EQ(back->columns()[1].name, "m.value");
+  EXPECT_EQ(back->columns()[1].shape, (std::vector<int64_t>{1}));
+  double sum = 0;
+  for (size_t u = 0; u < back->num_units(); ++u) {
+    const auto unit = back->ReadUnit(u);
+    for (uint64_t r = 0; r < unit->rows; ++r) {
+      double v;
+      std::memcpy(&v, unit->columns[1].data + 8 * r, 8);
+      sum += v;
+    }
+  }
+  EXPECT_EQ(sum, 3.0);  // 0 + 0.5 + 1 + 1.5
+}
+
 TEST(ConverterTest, RejectsBadOptions) {
   MemoryRowSource source({}, 1);
   ConverterOptions c;

@@ -1,5 +1,6 @@
 #include "lakerun/format/parquet/writer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/parquet/column_writer.h"
@@ -63,7 +64,11 @@ ParquetWriter::ParquetWriter(FileSystem& fs, const std::string& path, Schema sch
     LAKERUN_CHECK(schema_.FindColumn(column).has_value(), path, ": column_codec names unknown column '", column, "'");
   }
   for (const auto& [column, shape] : options_.tensor_shapes) {
-    LAKERUN_CHECK(schema_.FindNode(column) != nullptr, path, ": tensor_shapes names unknown column '", column, "'");
+    // A top-level field, whose name may hold '.' (the converter writes struct and map leaves as "a.b" columns).
+    const auto& top = schema_.root().children;
+    const bool top_level = std::any_of(top.begin(), top.end(), [&](const SchemaNode& n) { return n.name == column; });
+    LAKERUN_CHECK(top_level || schema_.FindNode(column) != nullptr, path, ": tensor_shapes names unknown column '",
+                  column, "'");
     LAKERUN_CHECK(!shape.empty(), path, ": tensor shape of '", column, "' is empty");
     std::string text = "[";
     for (size_t i = 0; i < shape.size(); ++i) {
