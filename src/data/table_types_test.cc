@@ -334,6 +334,7 @@ TEST(TableTypesTest, DeltaTypeWideningAndStoredUnitsFollowTheTableSchema) {
   EXPECT_EQ(rows[1][2].as_int(), 1234500);
   EXPECT_EQ(rows[2][2].as_int(), -100);
   EXPECT_EQ(rows[3][2].as_int(), 1234567);
+  EXPECT_EQ(rows[2][0].kind(), Value::Kind::kDouble);
   EXPECT_EQ(rows[2][0].as_double(), 2.25);
 }
 

@@ -7,6 +7,7 @@
 #include "format/delta/delta_test_util.h"
 #include "format/delta/log_files.h"
 #include "lakerun/base/error.h"
+#include "lakerun/format/delta/commit.h"
 #include "lakerun/format/delta/table.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
@@ -102,6 +103,17 @@ TEST_F(LogReplayTest, PercentEncodedPathsAreDecodedAndKeyedDecoded) {
   // A file: URI and the plain absolute path name one file (as kernel's canonicalized-paths tables write them).
   WriteCommit(dir_.path(), 2, {RemoveLine("/abs/part-2.parquet")});
   EXPECT_TRUE(table.Latest().files.empty());
+}
+
+TEST_F(LogReplayTest, TablesWithTypeWideningAreReadableButNotWritable) {
+  for (const std::string feature : {"typeWidening", "typeWidening-preview"}) {
+    const std::string path = dir_.path() + "/" + feature;
+    const std::string features = "[\"" + feature + "\"]";
+    WriteCommit(path, 0, {ProtocolLine(3, 7, features, features), MetadataLine(SimpleSchema())});
+    DeltaTable table(path);
+    EXPECT_EQ(table.Latest().version, 0) << feature;
+    EXPECT_THROW_WITH(Commit(table, ActionSet{}, {}), NotImplemented, feature);
+  }
 }
 
 TEST_F(LogReplayTest, APartitionFolderWithAColonIsAPathNotAUriScheme) {

@@ -128,7 +128,8 @@ Value FromPhysical(const Value& v, const DataType& type, bool mapped, const pq::
     case TypeKind::kTimestamp:
     case TypeKind::kTimestampNtz: return TimestampMicros(v, node);
     case TypeKind::kDecimal: return DecimalUnscaled(v, type, node);
-    case TypeKind::kDouble: return v.kind() == Value::Kind::kInt ? Value::Double(static_cast<double>(v.as_int())) : v;
+    case TypeKind::kDouble:  // widened from an integer or a float: the double value, as the loader reads it
+      return v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kFloat ? Value::Double(v.as_double()) : v;
     case TypeKind::kBinary:
       return v.kind() == Value::Kind::kString ? Value::Bytes(v.as_string()) : v;
     default:

@@ -63,8 +63,11 @@ std::vector<CommitRecord> BuildHistory(FileSystem& fs, const std::string& table,
 }  // namespace
 
 const std::vector<std::string>& SupportedReaderFeatures() {
+  // typeWidening: files written before a column was widened are read as the table's type (the Delta scan and the
+  // loader convert them: integers, floats, dates to timestamp_ntz, decimals to a wider precision or scale).
   static const std::vector<std::string> kFeatures = {"columnMapping", "deletionVectors", "timestampNtz",
-                                                     "v2Checkpoint", "vacuumProtocolCheck"};
+                                                     "typeWidening", "typeWidening-preview", "v2Checkpoint",
+                                                     "vacuumProtocolCheck"};
   return kFeatures;
 }
 
