@@ -148,8 +148,7 @@ void ApplyTableType(const pq::ColumnDescriptor& d, const delta::DataType& table,
       if (!IsInteger(f->type)) refuse();
       f->source = d.physical_type == pq::PhysicalType::kInt64 ? Source::kDecimalInt64 : Source::kDecimalInt32;
       f->scale = 0;  // an integer widened to decimal(p, s): unscaled = value * 10^s
-    } else if (f->source != Source::kDecimalInt32 && f->source != Source::kDecimalInt64 &&
-               f->source != Source::kDecimalBytes) {
+    } else if (!f->is_decimal()) {
       refuse();
     }
     f->target_scale = table.scale;
@@ -236,8 +235,10 @@ double DecimalToDouble(int128 unscaled, int32_t scale) {
 
 class Converter {
  public:
-  Converter(const LeafForm& form, const ColumnChunk& in, uint64_t rows, uint64_t first_row, const std::string& where)
-      : f_(form), in_(in), rows_(rows), first_row_(first_row), where_(where) {}
+  Converter(const LeafForm& form, const ColumnChunk& in, uint64_t rows, int64_t per_row, uint64_t first_row,
+            const std::string& where)
+      : f_(form), in_(in), rows_(rows), per_row_(static_cast<uint64_t>(std::max<int64_t>(1, per_row))),
+        first_row_(first_row), where_(where) {}
 
   // Writes element e (stored value e) into `out`; throws when the element type cannot hold it.
   void Convert(uint64_t e, uint8_t* out) const {
@@ -289,7 +290,7 @@ class Converter {
         v = static_cast<int64_t>(u);
         break;
       }
-      case Source::kInt96: v = pq::Int96ToUnixNanos(p); break;
+      case Source::kInt96: return Int96(p, e);
       default: break;
     }
     if (f_.divide != 1) {
@@ -297,6 +298,23 @@ class Converter {
       v /= f_.divide;
     }
     if (f_.multiply != 1 && __builtin_mul_overflow(v, f_.multiply, &v)) Fail(e, "a time beyond int64 in that unit");
+    return v;
+  }
+
+  // An INT96 timestamp in the element's unit, from its day and nanosecond of the day: exact, or refused (days
+  // beyond int64 nanoseconds still fit microseconds, so the day is never scaled to nanoseconds first).
+  int64_t Int96(const uint8_t* p, uint64_t e) const {
+    const auto nanos_of_day = Load<int64_t>(p);
+    const int64_t day = static_cast<int64_t>(Load<int32_t>(p + 8)) - 2440588;  // the Unix epoch's Julian day
+    const int64_t units_per_day = 86400LL * 1000000000 / f_.divide;
+    if (nanos_of_day % f_.divide != 0) {
+      Fail(e, StrCat("an INT96 time of day of ", nanos_of_day, " ns, whose last ", Digits(f_.divide),
+                     " digits are not 0"));
+    }
+    int64_t v = 0;
+    if (__builtin_mul_overflow(day, units_per_day, &v) || __builtin_add_overflow(v, nanos_of_day / f_.divide, &v)) {
+      Fail(e, "a time beyond int64 in that unit");
+    }
     return v;
   }
 
@@ -339,7 +357,7 @@ class Converter {
   // The row holding element e.
   uint64_t RowOf(uint64_t e) const {
     const bool list_offsets = in_.offsets != nullptr && f_.source_width > 0;
-    if (!list_offsets) return e / std::max<uint64_t>(1, elements_per_row_);
+    if (!list_offsets) return e / per_row_;
     const int64_t* end = in_.offsets + rows_ + 1;
     return static_cast<uint64_t>(std::upper_bound(in_.offsets, end, static_cast<int64_t>(e)) - in_.offsets - 1);
   }
@@ -349,20 +367,17 @@ class Converter {
       return "read the column with TableOptions::forms[column].timestamp = TimestampUnit::kNanos (or, for "
              "timestamps beyond years 1677-2262, in microseconds)";
     }
-    if (f_.source == Source::kDecimalInt32 || f_.source == Source::kDecimalInt64 ||
-        f_.source == Source::kDecimalBytes) {
+    if (f_.is_decimal()) {
       return "read it as float64 (DecimalForm::kFloat64)";
     }
     return "the table's values do not fit the column's type";
   }
 
- public:
-  uint64_t elements_per_row_ = 1;
-
  private:
   const LeafForm& f_;
   const ColumnChunk& in_;
   uint64_t rows_;
+  uint64_t per_row_;  // elements per row without list offsets
   uint64_t first_row_;
   const std::string& where_;
 };
@@ -432,8 +447,7 @@ ColumnChunk ConvertChunk(const LeafForm& form, const ColumnChunk& in, uint64_t r
   out->input = in.owner;
   const size_t width = ElementSize(form.type);
   out->data.assign(elements * width, 0);
-  Converter converter(form, in, rows, first_row, where);
-  converter.elements_per_row_ = static_cast<uint64_t>(per_row);
+  const Converter converter(form, in, rows, per_row, first_row, where);
   for (uint64_t e = 0; e < elements; ++e) {
     if (valid == nullptr || valid[e]) converter.Convert(e, out->data.data() + e * width);
   }

@@ -32,6 +32,9 @@ struct LeafForm {
   int32_t target_scale = 0;  // decimals read unscaled: the column's (table's) scale
 
   bool converts() const { return source != Source::kAsStored; }
+  bool is_decimal() const {
+    return source == Source::kDecimalInt32 || source == Source::kDecimalInt64 || source == Source::kDecimalBytes;
+  }
   /// Whether a stored value compares like its element (footer statistics can prune a filter on the column).
   bool KeepsValues() const;
 };

@@ -56,13 +56,16 @@ struct TableSchema {
   delta::ColumnMappingMode mapping = delta::ColumnMappingMode::kNone;
   delta::DataTypePtr schema;  // Delta tables: owns the types the leaves point to
   std::vector<TableLeaf> leaves;
+  std::map<std::string, size_t> leaf_index;  // leaves by name (a wide table's columns are looked up per file)
 
+  void SetLeaves(std::vector<TableLeaf> all) {
+    leaves = std::move(all);
+    for (size_t i = 0; i < leaves.size(); ++i) leaf_index.emplace(leaves[i].name, i);
+  }
   bool Has(const std::string& name) const { return types.count(name) > 0; }
   const TableLeaf* Leaf(const std::string& name) const {
-    for (const TableLeaf& leaf : leaves) {
-      if (leaf.name == name) return &leaf;
-    }
-    return nullptr;
+    const auto it = leaf_index.find(name);
+    return it == leaf_index.end() ? nullptr : &leaves[it->second];
   }
   // The columns `name` stands for: a partition column, a leaf, or every leaf under a struct (or list, map).
   std::vector<std::string> Expand(const std::string& name, const std::string& where) const {
@@ -149,11 +152,7 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const 
   layout->list_def_level = leaf.list_def_level;
   layout->form = ChooseLeafForm(d, table_type, form, where);
   ColumnInfo info{name, layout->form.type, layout->form.shape};
-  if (layout->form.type == ElementType::kInt64 && form.decimal == DecimalForm::kUnscaledInt64 &&
-      (layout->form.source == LeafForm::Source::kDecimalInt32 || layout->form.source == LeafForm::Source::kDecimalInt64 ||
-       layout->form.source == LeafForm::Source::kDecimalBytes)) {
-    info.scale = layout->form.target_scale;
-  }
+  if (layout->form.is_decimal() && layout->form.type == ElementType::kInt64) info.scale = layout->form.target_scale;
   const auto shape_meta = pq::TensorShape(file.metadata(), name);
   if (!layout->is_list) {
     info.nullable = d.max_def_level > 0;
@@ -767,7 +766,7 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     partitions.is_delta = true;
     partitions.mapping = snapshot.column_mapping_mode();
     partitions.schema = snapshot.metadata.schema;
-    partitions.leaves = DeltaLeaves(*partitions.schema, partitions.mapping);
+    partitions.SetLeaves(DeltaLeaves(*partitions.schema, partitions.mapping));
     for (const std::string& name : snapshot.metadata.partition_columns) {
       const delta::StructField* field = snapshot.metadata.schema->FindField(name);
       LAKERUN_CHECK_AS(CorruptDataError, field != nullptr, where, ": partition column '", name,
@@ -808,7 +807,7 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
     std::shared_ptr<const pq::ParquetFile> first;  // opened to see its columns; kept for the loop below
     if (!paths.empty()) {
       first = pq::ParquetFile::Open(fs, paths.front(), ReaderOptionsFor(options, is_delta));
-      partitions.leaves = ParquetLeaves(first->schema());
+      partitions.SetLeaves(ParquetLeaves(first->schema()));
       for (const std::string& key : hive.keys) {
         if (first->schema().FindNode(key) == nullptr) partitions.types[key] = hive.types.at(key);
       }

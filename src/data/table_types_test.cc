@@ -231,6 +231,10 @@ TEST(TableTypesTest, ValuesAFormCannotHoldExactlyAreRefusedNamingColumnAndRow) {
        at::kLong},
       {Optional("ms", PhysicalType::kInt64, LogicalType::Timestamp(pq::TimeUnit::kMillis, true)),
        {Value::Int(0), Value::Int(INT64_MAX / 10), Value::Int(0)}, at::kLong},
+      // Julian day 2816788 (year 3000) at 00:00:01: beyond int64 nanoseconds, exact in microseconds.
+      {Optional("far96", PhysicalType::kInt96),
+       {Value::Bytes(Int96(0)), Value::Bytes(std::string("\x00\xca\x9a\x3b\x00\x00\x00\x00\x14\xfb\x2a\x00", 12)),
+        Value::Bytes(Int96(0))}, at::kLong},
   };
   const std::string path = WriteCases(dir, cases);
   auto read = [&](const std::string& column, ColumnForm form) {
@@ -251,6 +255,9 @@ TEST(TableTypesTest, ValuesAFormCannotHoldExactlyAreRefusedNamingColumnAndRow) {
   EXPECT_EQ(read("wide", {}).at("wide")[1].item<double>(), static_cast<double>(beyond));
   EXPECT_THROW_WITH(read("ms", {DecimalForm::kFloat64, TimestampUnit::kNanos}), InvalidArgument, "column 'ms'",
                     "row 1");
+  EXPECT_EQ(read("far96", {}).at("far96")[1].item<int64_t>(), (2816788LL - 2440588) * 86400000000LL + 1000000);
+  EXPECT_THROW_WITH(read("far96", {DecimalForm::kFloat64, TimestampUnit::kNanos}), InvalidArgument,
+                    "column 'far96'", "row 1", "beyond int64");
 }
 
 // A data file of `fields` holding `rows`, added to the Delta table at `dir` as `name`.
