@@ -163,7 +163,7 @@ class Collator {
     const ColumnPlan& plan = spec_.plans[c];
     if (plan.image != nullptr) return Images(c, *plan.image);
     if (plan.raw_bytes) return columns_[c].is_list ? ListBytes(c, plan) : RawBytes(c, plan);
-    if (plan.list != nullptr) return PaddedLists(c, plan);
+    if (plan.list != nullptr) return Lists(c, plan);
     Fixed(c, plan);
   }
 
@@ -239,9 +239,10 @@ class Collator {
         if (chunk.offsets != nullptr) {
           first = static_cast<uint64_t>(chunk.offsets[r.local]);
           const int64_t length = chunk.offsets[r.local + 1] - chunk.offsets[r.local];
-          LAKERUN_CHECK(length == per_row, Where(c, i), ": list of ", length, " elements, but the column's fixed "
-                        "length is ", per_row, "; set LoaderOptions::lists[\"", info.name, "\"] to pad "
-                        "variable-length lists to [B, L] with \"", info.name, kLengthsSuffix, "\"");
+          LAKERUN_CHECK(length == per_row, Where(c, i), ": list of ", length / info.values_per_item(),
+                        " elements, but the column's fixed length is ", per_row / info.values_per_item(),
+                        "; set LoaderOptions::lists[\"", info.name, "\"] to pad variable-length lists to [B, L] "
+                        "(or lay them out flat) with \"", info.name, kLengthsSuffix, "\"");
         }
         std::memcpy(row, chunk.data + first * element, row_bytes);
         if (chunk.element_validity == nullptr) continue;
@@ -255,17 +256,20 @@ class Collator {
     out_.tensors.emplace(info.name, std::move(tensor));
   }
 
-  // Variable-length lists: [B, L] padded, plus lengths.
-  void PaddedLists(size_t c, const ColumnPlan& plan) {
+  // Variable-length lists: [B, L, inner...] padded or [E, inner...] flat, plus lengths. Offsets and lengths in the
+  // chunks count values; an element (item) of a nested list is values_per_item() values.
+  void Lists(size_t c, const ColumnPlan& plan) {
     const ColumnInfo& info = columns_[c];
     const ListPolicy& policy = *plan.list;
     const int64_t fixed = info.elements_per_row();
-    const size_t element = ElementSize(info.type);
+    const int64_t item = info.values_per_item();
+    const size_t item_bytes = ElementSize(info.type) * static_cast<size_t>(item);
     at::Tensor lengths_tensor = Empty({batch_}, at::kLong);
-    int64_t* lengths = lengths_tensor.data_ptr<int64_t>();
-    std::vector<int64_t> firsts(refs_.size());
+    int64_t* lengths = lengths_tensor.data_ptr<int64_t>();  // in items
+    std::vector<int64_t> firsts(refs_.size());                 // in values
     uint8_t* valid = ValidMask(c, plan);
-    int64_t longest = 0;
+    const bool padded = policy.layout == ListLayout::kPadded;
+    int64_t longest = 0, total = 0;
     for (size_t i = 0; i < refs_.size(); ++i) {
       const RowRef& r = refs_[i];
       const ColumnChunk& chunk = r.data->columns[c];
@@ -276,31 +280,35 @@ class Collator {
         continue;
       }
       firsts[i] = chunk.offsets ? chunk.offsets[r.local] : static_cast<int64_t>(r.local) * fixed;
-      int64_t length = chunk.offsets ? chunk.offsets[r.local + 1] - chunk.offsets[r.local] : fixed;
-      if (policy.pad_to > 0 && length > policy.pad_to) {
+      int64_t length = (chunk.offsets ? chunk.offsets[r.local + 1] - chunk.offsets[r.local] : fixed) / item;
+      if (padded && policy.pad_to > 0 && length > policy.pad_to) {
         LAKERUN_CHECK(policy.truncate, Where(c, i), ": list of ", length, " elements is longer than ListPolicy::pad_to ",
                       policy.pad_to, " (set truncate to keep the first ", policy.pad_to, ")");
         length = policy.pad_to;
       }
       lengths[i] = length;
       longest = std::max(longest, length);
+      total += length;
     }
-    const int64_t width = policy.pad_to > 0 ? policy.pad_to : longest;
-    at::Tensor tensor = Empty({batch_, width}, ToScalarType(info.type));
-    uint8_t* dst = static_cast<uint8_t*>(tensor.data_ptr());
-    const size_t row_bytes = static_cast<size_t>(width) * element;
+    const int64_t width = policy.pad_to > 0 ? policy.pad_to : longest;  // padded: items per row
+    std::vector<int64_t> shape = padded ? std::vector<int64_t>{batch_, width} : std::vector<int64_t>{total};
+    if (info.list_levels > 1) shape.insert(shape.end(), info.shape.begin() + 1, info.shape.end());
+    at::Tensor tensor = Empty(shape, ToScalarType(info.type));
+    uint8_t* row = static_cast<uint8_t*>(tensor.data_ptr());
     for (size_t i = 0; i < refs_.size(); ++i) {
-      uint8_t* row = dst + i * row_bytes;
       const RowRef& r = refs_[i];
       const ColumnChunk& chunk = r.data->columns[c];
-      if (lengths[i] > 0) std::memcpy(row, chunk.data + static_cast<size_t>(firsts[i]) * element, lengths[i] * element);
-      FillElements(row + lengths[i] * element, info.type, policy.pad_value, width - lengths[i]);
-      if (chunk.element_validity == nullptr) continue;
-      for (int64_t k = 0; k < lengths[i]; ++k) {
-        if (chunk.element_validity[firsts[i] + k]) continue;
-        const NullPolicy& nulls = RequireNullPolicy(plan, c, i, "a list element");
-        FillElements(row + k * element, info.type, nulls.fill_value, 1);
+      const size_t size = static_cast<size_t>(lengths[i]) * item_bytes;
+      if (size > 0) std::memcpy(row, chunk.data + static_cast<size_t>(firsts[i]) * ElementSize(info.type), size);
+      if (padded) FillElements(row + size, info.type, policy.pad_value, (width - lengths[i]) * item);
+      if (chunk.element_validity != nullptr) {
+        for (int64_t k = 0; k < lengths[i] * item; ++k) {
+          if (chunk.element_validity[firsts[i] + k]) continue;
+          const NullPolicy& nulls = RequireNullPolicy(plan, c, i, "a list element");
+          FillElements(row + k * ElementSize(info.type), info.type, nulls.fill_value, 1);
+        }
       }
+      row += padded ? static_cast<size_t>(width) * item_bytes : size;
     }
     out_.tensors.emplace(info.name, std::move(tensor));
     out_.tensors.emplace(info.name + kLengthsSuffix, std::move(lengths_tensor));

@@ -18,7 +18,7 @@ namespace lakerun::data {
 struct ColumnPlan {
   const ImageOptions* image = nullptr;  // binary column decoded as images
   bool raw_bytes = false;               // binary column (or list of binary values) handed over as bytes + offsets
-  const ListPolicy* list = nullptr;     // list column padded to [B, L] + lengths
+  const ListPolicy* list = nullptr;     // list column padded to [B, L] or flat [E], + lengths
   const NullPolicy* nulls = nullptr;    // what a null becomes; nullptr: a null is an error
 };
 

@@ -47,6 +47,12 @@ int64_t ColumnInfo::elements_per_row() const {
   return n;
 }
 
+int64_t ColumnInfo::values_per_item() const {
+  int64_t n = 1;
+  for (size_t i = 1; list_levels > 1 && i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
 MemoryRowSource::MemoryRowSource(std::vector<Column> columns, uint64_t unit_rows, std::string name)
     : unit_rows_(unit_rows), name_(std::move(name)) {
   LAKERUN_CHECK(unit_rows > 0, name_, ": unit_rows must be positive");

@@ -1,5 +1,6 @@
 #include "spaced_column.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "lakerun/base/error.h"
@@ -91,16 +92,57 @@ std::shared_ptr<const SpacedColumn> SpaceFlat(std::shared_ptr<const pq::ColumnDa
   return out;
 }
 
+namespace {
+
+// The inner lists (levels 2 and below) of a nested list column, checked against their fixed lengths as the levels
+// close them. Level d (1-based) holds open[d] elements so far, -1 when no list of that level is open.
+class InnerLists {
+ public:
+  InnerLists(const std::vector<int64_t>& shape, size_t levels, const std::string& where)
+      : shape_(shape), open_(levels + 1, -1), where_(where) {}
+
+  // Closes the open lists of levels deeper than `level`, checking their lengths.
+  void CloseBelow(size_t level, size_t row) {
+    for (size_t d = open_.size() - 1; d > level && d >= 2; --d) {
+      if (open_[d] < 0) continue;
+      LAKERUN_CHECK(open_[d] == shape_[d - 1], where_, " row ", row, " of the row group: a list at nesting level ",
+                    d, " holds ", open_[d], " elements, but the column's shape ", ShapeText(), " needs ",
+                    shape_[d - 1], "; nested lists read as tensors need equal lengths below the outermost level");
+      open_[d] = -1;
+    }
+  }
+  void Open(size_t level) { open_[level] = 0; }
+  void Add(size_t level) { ++open_[level]; }
+
+ private:
+  std::string ShapeText() const {
+    std::string text = "[";
+    for (size_t i = 0; i < shape_.size(); ++i) text += (i ? ", " : "") + std::to_string(shape_[i]);
+    return text + "]";
+  }
+
+  const std::vector<int64_t>& shape_;
+  std::vector<int64_t> open_;
+  const std::string& where_;
+};
+
+}  // namespace
+
 std::shared_ptr<const SpacedColumn> SpaceList(std::shared_ptr<const pq::ColumnData> data, uint64_t rows,
-                                              int16_t list_def_level, int64_t fixed_length, const std::string& where) {
+                                              const std::vector<int16_t>& list_def_levels, const ColumnInfo& info,
+                                              const std::string& where) {
+  const std::vector<int64_t>& shape = info.shape;
   const std::vector<int16_t>& reps = data->rep_levels();
   const std::vector<int16_t>& defs = data->def_levels();
   const int16_t max_def = data->max_def_level();
-  LAKERUN_CHECK_AS(CorruptDataError, data->max_rep_level() == 1 && max_def > 0 && defs.size() == reps.size(),
-                   where, ": expected one repetition level per value slot of a list column");
+  const size_t levels = list_def_levels.size();
+  LAKERUN_CHECK_AS(CorruptDataError, levels > 0 && data->max_rep_level() == static_cast<int16_t>(levels) &&
+                   max_def > 0 && defs.size() == reps.size(), where,
+                   ": expected one repetition level per value slot of a list column");
   const bool binary = data->type() == pq::PhysicalType::kByteArray;
-  LAKERUN_INTERNAL_ASSERT(!binary || (!data->has_views() && !data->has_dictionary()),
-                          "SpaceList needs BYTE_ARRAY values in the copied layout");
+  LAKERUN_INTERNAL_ASSERT(!binary || (levels == 1 && !data->has_views() && !data->has_dictionary()),
+                          "SpaceList needs one level of BYTE_ARRAY values in the copied layout");
+  LAKERUN_INTERNAL_ASSERT(levels == 1 || shape.size() == levels, "SpaceList: one dimension per level of lists");
   // BYTE_ARRAY: value v is bytes [dense[v], dense[v + 1]) of the value buffer.
   const std::vector<int64_t>& dense = data->offsets();
   const auto dense_at = [&dense](int64_t v) { return dense.empty() ? 0 : dense[static_cast<size_t>(v)]; };
@@ -114,20 +156,42 @@ std::shared_ptr<const SpacedColumn> SpaceList(std::shared_ptr<const pq::ColumnDa
     out->value_offsets.reserve(reps.size() + 1);
     out->value_offsets.push_back(dense_at(0));
   }
+  InnerLists inner(shape, levels, where);
   const uint8_t* src = data->value_buffer().data();
   int64_t consumed = 0;
   bool any_null_row = false, any_null_element = false;
   for (size_t i = 0; i < reps.size(); ++i) {
     const int16_t def = defs[i];
-    if (reps[i] == 0) {
+    const size_t rep = static_cast<size_t>(reps[i]);
+    LAKERUN_CHECK_AS(CorruptDataError, rep <= levels, where, ": repetition level ", rep, " above the column's ",
+                     levels);
+    if (rep == 0) {
+      inner.CloseBelow(0, out->validity.size() - 1);
       out->offsets.push_back(static_cast<int64_t>(out->element_validity.size()));
-      const bool valid = def >= list_def_level;
+      const bool valid = def >= list_def_levels[0];
       out->validity.push_back(valid);
       any_null_row = any_null_row || !valid;
     } else {
       LAKERUN_CHECK_AS(CorruptDataError, !out->offsets.empty(), where, ": the first value slot continues a row");
+      inner.CloseBelow(rep, out->validity.size() - 1);
     }
-    if (def <= list_def_level) continue;  // a null or empty list: no element
+    // The slot adds an element to the list of each level from max(rep, 1) down, while the level's list has one;
+    // levels below `rep` begin new lists here.
+    bool value = true;
+    for (size_t d = std::max<size_t>(rep, 1); d <= levels; ++d) {
+      if (d >= 2 && d > rep) {
+        LAKERUN_CHECK(def >= list_def_levels[d - 1], where, " row ", out->validity.size() - 1,
+                      " of the row group: a null list at nesting level ", d, " (only the outermost list, the row's "
+                      "own, may be null)");
+        inner.Open(d);
+      }
+      if (def <= list_def_levels[d - 1]) {  // an empty list (or a null row): no element
+        value = false;
+        break;
+      }
+      if (d >= 2) inner.Add(d);
+    }
+    if (!value) continue;
     const bool present = def == max_def;
     out->element_validity.push_back(present);
     any_null_element = any_null_element || !present;
@@ -146,10 +210,12 @@ std::shared_ptr<const SpacedColumn> SpaceList(std::shared_ptr<const pq::ColumnDa
       std::memset(out->data.data() + at, 0, width);
     }
   }
+  if (!out->validity.empty()) inner.CloseBelow(0, out->validity.size() - 1);
   LAKERUN_CHECK_AS(CorruptDataError, out->validity.size() == rows && consumed == data->num_values(), where, ": ",
                    out->validity.size(), " lists and ", consumed, " values from the levels, expected ", rows,
                    " lists and ", data->num_values(), " values");
   out->offsets.push_back(static_cast<int64_t>(out->element_validity.size()));
+  const int64_t fixed_length = info.elements_per_row();
   bool fixed = !any_null_row && !binary;
   for (uint64_t r = 0; fixed && r < rows; ++r) fixed = out->offsets[r + 1] - out->offsets[r] == fixed_length;
   if (fixed) out->offsets.clear();
@@ -164,6 +230,30 @@ std::shared_ptr<const SpacedColumn> SpaceList(std::shared_ptr<const pq::ColumnDa
     out->values_size = out->data.size();
   }
   return out;
+}
+
+std::optional<std::vector<int64_t>> NestedListShape(const pq::ColumnData& data,
+                                                   const std::vector<int16_t>& list_def_levels) {
+  const std::vector<int16_t>& reps = data.rep_levels();
+  const std::vector<int16_t>& defs = data.def_levels();
+  const size_t levels = list_def_levels.size();
+  std::vector<int64_t> shape(levels, 0);
+  std::vector<int64_t> lists(levels + 1, 0);  // lists of each level begun in the row so far
+  for (size_t i = 0; i < reps.size() && i < defs.size(); ++i) {
+    const size_t rep = static_cast<size_t>(reps[i]);
+    if (rep == 0) {
+      if (shape.back() > 0) return shape;  // the previous row reached every level
+      std::fill(shape.begin(), shape.end(), 0);
+      std::fill(lists.begin(), lists.end(), 0);
+    }
+    for (size_t d = std::max<size_t>(rep, 1); d <= levels; ++d) {
+      if (d >= 2 && d > rep) ++lists[d];  // a new list at level d begins at this slot
+      if (defs[i] <= list_def_levels[d - 1]) break;
+      if (d == 1 || lists[d] == 1) ++shape[d - 1];  // counts the row's list and the first list of deeper levels
+    }
+  }
+  if (shape.back() > 0) return shape;
+  return std::nullopt;
 }
 
 }  // namespace lakerun::data

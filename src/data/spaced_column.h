@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,14 +34,22 @@ struct SpacedColumn {
 std::shared_ptr<const SpacedColumn> SpaceFlat(std::shared_ptr<const parquet::ColumnData> data, uint64_t rows,
                                               const std::string& where);
 
-/// A list column chunk (one repetition level) with `rows` rows: element offsets per row, row validity (a row is
-/// null when its definition level is below `list_def_level`, the list node's own level), element validity, and
-/// element values spaced to one slot per element (null elements zero-filled). Offsets are dropped (nullptr in the
-/// view) when every row is a non-null list of `fixed_length` elements. BYTE_ARRAY elements stay where `data`
-/// decoded them (it must be in the copied layout: ColumnData::Materialize), with value_offsets per element (null
-/// elements empty) and offsets always kept. Throws CorruptDataError naming `where` when the levels do not describe
-/// `rows` rows.
+/// A list column chunk with `rows` rows, one or more levels of lists (`list_def_levels`: per level, outermost
+/// first, the definition level at which that level's list is present). Row i holds values [offsets[i],
+/// offsets[i+1]) (row validity: a row is null when its list is; element validity per value; values spaced to one
+/// slot per value, null values zero-filled). `info.shape` is the column's expected shape, one dimension per level: every
+/// inner list (levels 2 and below) must hold exactly its dimension's count of elements, else an InvalidArgument
+/// names the row (a null inner list too), and offsets are dropped (nullptr in the view) when every row is a
+/// non-null list of info.elements_per_row() values. BYTE_ARRAY values (one level only) stay where `data` decoded them
+/// (it must be in the copied layout: ColumnData::Materialize), with value_offsets per element (null elements empty)
+/// and offsets always kept. Throws CorruptDataError naming `where` when the levels do not describe `rows` rows.
 std::shared_ptr<const SpacedColumn> SpaceList(std::shared_ptr<const parquet::ColumnData> data, uint64_t rows,
-                                              int16_t list_def_level, int64_t fixed_length, const std::string& where);
+                                              const std::vector<int16_t>& list_def_levels, const ColumnInfo& info,
+                                              const std::string& where);
+
+/// The shape of a nested list column guessed from its first row whose lists have an element at every level: the
+/// row's element count, then the length of its first list at each deeper level. std::nullopt when no row has.
+std::optional<std::vector<int64_t>> NestedListShape(const parquet::ColumnData& data,
+                                                   const std::vector<int16_t>& list_def_levels);
 
 }  // namespace lakerun::data

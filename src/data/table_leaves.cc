@@ -1,5 +1,7 @@
 #include "table_leaves.h"
 
+#include "lakerun/base/error.h"
+
 namespace lakerun::data {
 namespace {
 
@@ -98,8 +100,8 @@ std::optional<FileLeaf> ResolveLeaf(const pq::Schema& schema, const TableLeaf& l
   const pq::SchemaNode* node = &schema.root();
   std::string path;  // the file's path so far, for messages
   FileLeaf out;
-  auto passes = [&out](const pq::SchemaNode& n) {  // records the innermost repeated node on the way down
-    if (n.repetition == pq::Repetition::kRepeated) out.list_def_level = static_cast<int16_t>(n.max_def_level - 1);
+  auto passes = [&out](const pq::SchemaNode& n) {  // records every repeated node on the way down
+    if (n.repetition == pq::Repetition::kRepeated) out.list_def_levels.push_back(static_cast<int16_t>(n.max_def_level - 1));
   };
   for (const LeafStep& step : leaf.steps) {
     const pq::SchemaNode* element = nullptr;
@@ -152,6 +154,9 @@ std::optional<FileLeaf> ResolveLeaf(const pq::Schema& schema, const TableLeaf& l
   }
   out.column = node->column_index;
   out.repetition = schema.column(node->column_index).max_rep_level;
+  LAKERUN_CHECK_AS(CorruptDataError, out.list_def_levels.size() == static_cast<size_t>(out.repetition), path, ": ",
+                   out.list_def_levels.size(), " repeated nodes on the path but a repetition level of ",
+                   out.repetition);
   return out;
 }
 

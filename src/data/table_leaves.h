@@ -1,7 +1,7 @@
 // The loader's columns of a table are its primitive leaves, named by their logical path: a struct's fields as
 // "a.b", a list's elements under the list's own name ("tags" for array<string>, "points.x" for
 // array<struct<x, y>>), a map's keys and values as "m.key" and "m.value". A leaf under one list or map is a list
-// column; a leaf under two (nested lists) is refused by the loader.
+// column; a leaf under two or more is a nested list column (array<array<T>>).
 //
 // A Delta table's leaves come from its schema (a data file that lacks one reads it as null); loose Parquet files'
 // from the first file's schema. Each file then resolves every leaf to its own Parquet column: by name, or under
@@ -46,7 +46,9 @@ std::vector<TableLeaf> ParquetLeaves(const parquet::Schema& schema);
 struct FileLeaf {
   int column = -1;              // leaf index in the file's schema
   int repetition = 0;           // repeated ancestors (and the leaf itself): 0 scalar, 1 list, 2+ nested lists
-  int16_t list_def_level = 0;   // repetition 1: the definition level at which the row's list is present (not null)
+  /// Lists: per level of repetition, outermost first, the definition level at which that level's list is present
+  /// (not null); above it the list has an element.
+  std::vector<int16_t> list_def_levels;
 };
 
 /// The file's column for `leaf`, or std::nullopt when the file lacks it (or holds something else than a primitive

@@ -115,7 +115,7 @@ struct ColumnLayout {
   bool partition = false;  // a partition column: its values come from DataFile::partition_values
   bool absent = false;     // a Delta column the file lacks (added to the table later): null on every row
   bool is_list = false;
-  int16_t list_def_level = 0;  // lists: the definition level at which the list itself is present (not null)
+  std::vector<int16_t> list_def_levels;  // lists: per level, the definition level at which that list is present
   LeafForm form;               // how the stored values become the column's elements
 };
 
@@ -139,17 +139,31 @@ int64_t Product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// The loader's view of leaf `leaf` (table column `name`) of `file`, and where its values live.
+// The shape of nested list column `leaf` of `file`: its lakerun.shape metadata when that has a dimension per level,
+// else a guess from the first row of the first row group with one (NestedListShape).
+std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const std::string& name, const FileLeaf& leaf,
+                                 const std::string& where) {
+  const auto shape_meta = pq::TensorShape(file.metadata(), name);
+  if (shape_meta && shape_meta->size() == leaf.list_def_levels.size()) return *shape_meta;
+  for (size_t rg = 0; rg < file.metadata().row_groups.size(); ++rg) {
+    if (file.metadata().row_groups[rg].num_rows == 0) continue;
+    const pq::ColumnData data = file.ReadColumnChunk(static_cast<int>(rg), leaf.column);
+    if (auto shape = NestedListShape(data, leaf.list_def_levels)) return *shape;
+  }
+  LAKERUN_THROW(NotImplemented, where, ": nested list shape unknown (no row holds an element at every level, "
+                   "and no lakerun.shape metadata)");
+}
+
+// The loader's view of leaf `leaf` (table column `name`) of `file`, and where its values live. `known`: the
+// column as an earlier file described it (nullptr for the first file), whose nested list shape this file takes.
 ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const FileLeaf& leaf,
-                    const delta::DataType* table_type, const ColumnForm& form, ColumnLayout* layout) {
+                    const delta::DataType* table_type, const ColumnForm& form, const ColumnInfo* known,
+                    ColumnLayout* layout) {
   const pq::ColumnDescriptor& d = file.schema().column(leaf.column);
   const std::string where = StrCat(file.path(), " column '", name, "'");
-  LAKERUN_CHECK_AS(NotImplemented, leaf.repetition <= 1, where, " (", d.dotted_path, "): nested lists (",
-                   leaf.repetition, " levels of repetition) are not supported by the loader; read the column's "
-                   "leaves one level down, or flatten the lists when writing the table");
   layout->leaf = leaf.column;
-  layout->is_list = leaf.repetition == 1;
-  layout->list_def_level = leaf.list_def_level;
+  layout->is_list = leaf.repetition > 0;
+  layout->list_def_levels = leaf.list_def_levels;
   layout->form = ChooseLeafForm(d, table_type, form, where);
   ColumnInfo info{name, layout->form.type, layout->form.shape};
   if (layout->form.is_decimal() && layout->form.type == ElementType::kInt64) info.scale = layout->form.target_scale;
@@ -160,12 +174,20 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const 
     return info;
   }
   info.is_list = true;
-  info.nullable = leaf.list_def_level > 0 || d.max_def_level > leaf.list_def_level + 1;
-  if (info.type == ElementType::kBinary && !layout->form.converts()) return info;  // strings, bytes: shape {}
+  info.list_levels = leaf.repetition;
+  const int16_t outer_def = leaf.list_def_levels.front();
+  info.nullable = outer_def > 0 || d.max_def_level > leaf.list_def_levels.back() + 1;
+  const bool binary = info.type == ElementType::kBinary && !layout->form.converts();
+  LAKERUN_CHECK_AS(NotImplemented, !binary || leaf.repetition == 1, where, " (", d.dotted_path, "): nested lists ",
+                   "of strings or bytes (", leaf.repetition, " levels) are not supported by the loader");
+  if (binary) return info;  // strings, bytes: shape {}
   LAKERUN_CHECK_AS(NotImplemented, info.type != ElementType::kBinary && info.shape.empty() &&
                    layout->form.source_width > 0, where, ": lists of fixed-length byte arrays or of decimals stored "
                    "as bytes are not supported by the loader");
-  if (shape_meta) {
+  if (leaf.repetition > 1) {
+    info.shape = known != nullptr && known->list_levels == leaf.repetition ? known->shape
+                                                                           : NestedShape(file, name, leaf, where);
+  } else if (shape_meta) {
     info.shape = *shape_meta;
   } else {
     // No recorded shape: the list length from the first non-empty row group's value count.
@@ -411,15 +433,14 @@ class ParquetTableSource final : public RowSource {
       ColumnChunk chunk;
       if (layout.is_list && info.type == ElementType::kBinary) {  // strings, bytes: offsets per element
         data->Materialize();
-        chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_level, 0, where));
+        chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
       } else if (layout.is_list) {
         const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
-        if (length && *length == info.elements_per_row() &&
+        if (info.list_levels == 1 && length && *length == info.elements_per_row() &&
             static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
           chunk = Dense(data, stored_row_bytes);  // the fast path: every row a non-null list of the column's length
         } else {
-          chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_level,
-                                               info.elements_per_row(), where));
+          chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
         }
       } else if (static_cast<uint64_t>(data->num_values()) != rows) {
         data->Materialize();
@@ -463,7 +484,8 @@ class ParquetTableSource final : public RowSource {
     }
     const auto form = options_.forms.find(name);
     ColumnInfo described = Describe(*files_[f].file, name, *file_leaf, leaf->table_type,
-                                    form == options_.forms.end() ? ColumnForm{} : form->second, &layout);
+                                    form == options_.forms.end() ? ColumnForm{} : form->second,
+                                    *described_by ? info : nullptr, &layout);
     if (!*described_by) {
       *info = described;
       *described_by = f;
@@ -472,7 +494,7 @@ class ParquetTableSource final : public RowSource {
       // A list's length without lakerun.shape metadata is a guess from each file's first row group: files may
       // guess differently (rows of another length then need a ListPolicy, as within one file).
       const bool same_shape = described.shape == info->shape || (described.is_list && info->is_list);
-      LAKERUN_CHECK(described.type == info->type && same_shape && described.is_list == info->is_list,
+      LAKERUN_CHECK(described.type == info->type && same_shape && described.list_levels == info->list_levels,
                     files_[f].path, ": column '", name, "' is ", ToString(described.type), " of ",
                     described.shape.size(), "-d shape, but in ", files_[**described_by].path, " it is ",
                     ToString(info->type), " of ", info->shape.size(), "-d shape");

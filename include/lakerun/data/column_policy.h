@@ -4,6 +4,7 @@
 //   LoaderOptions o;
 //   o.nulls["age"].fill_value = -1;          // age: float32 [B] with -1 where null, age.valid: bool [B]
 //   o.lists["tokens"] = {};                   // tokens: int64 [B, longest list], tokens.lengths: int64 [B]
+//   o.lists["ids"].layout = ListLayout::kFlat;  // ids: int64 [E] (the batch's elements), ids.lengths: int64 [B]
 //   o.raw_bytes = {"caption"};                // caption: uint8 [total bytes], caption.offsets: int64 [B + 1]
 //   o.raw_bytes.push_back("tags");            // array<string> (or a map's keys "m.key"): tags: uint8 [total bytes],
 //                                             // tags.offsets: int64 [E + 1] per element, tags.lengths: int64 [B]
@@ -36,11 +37,21 @@ struct NullPolicy {
   bool emit_mask = true;
 };
 
-/// Variable-length lists of numbers (LoaderOptions::lists): "<column>" becomes [B, L] of the element type, padded
-/// with `pad_value` after each row's elements, and "<column>.lengths" int64 [B] holds each row's element count.
-/// Lists of binary values take no ListPolicy: they are raw bytes (above).
+/// How a ListPolicy lays out a batch of variable-length lists.
+enum class ListLayout {
+  kPadded,  ///< "<column>" [B, L, ...]: each row's elements, then pad_value up to L
+  kFlat,    ///< "<column>" [E, ...]: the batch's E elements, row after row (no padding; feeds EmbeddingBag, nested
+            ///< tensors, packed sequences)
+};
+
+/// Variable-length lists of numbers (LoaderOptions::lists). "<column>.lengths" int64 [B] holds each row's element
+/// count; "<column>" is [B, L] padded (ListLayout::kPadded) or [E] flat (kFlat), of the element type. A nested list
+/// column (array<array<T>>) has elements that are its inner lists, all of the column's inner shape: "<column>" is
+/// then [B, L, inner...] or [E, inner...]. Lists of binary values take no ListPolicy: they are raw bytes (above).
 struct ListPolicy {
-  /// L: 0 pads to the longest list of the batch (L varies from batch to batch); > 0 fixes L for every batch.
+  ListLayout layout = ListLayout::kPadded;
+  /// kPadded: L. 0 pads to the longest list of the batch (L varies from batch to batch); > 0 fixes L for every
+  /// batch.
   int64_t pad_to = 0;
   /// With pad_to > 0: keep the first pad_to elements of a longer list (lengths then says pad_to) instead of
   /// failing with an error naming the column, the row and its length.

@@ -33,11 +33,17 @@ struct ColumnInfo {
   /// and is_list: array<string>, a map's string keys) has shape {} and chunks that always carry `offsets` and
   /// `value_offsets`.
   bool is_list = false;
+  /// Levels of lists of a list column: 1 for array<T>, 2 for array<array<T>>, ... A nested column's `shape` has one
+  /// dimension per level, and its offsets count values: row i is a [length / inner, shape[1], ...] tensor, where
+  /// inner is the product of the dimensions after the first (inner lists all hold their dimension's count).
+  int32_t list_levels = 0;
   /// Decimal columns read as unscaled integers (DecimalForm::kUnscaledInt64): value = element / 10^scale.
   int32_t scale = 0;
 
   /// Elements per row (1 for scalars).
   int64_t elements_per_row() const;
+  /// Values per element of the outermost list: the product of shape[1:] for nested lists, else 1.
+  int64_t values_per_item() const;
   /// Bytes per row of fixed-width columns.
   size_t row_bytes() const { return ElementSize(type) * static_cast<size_t>(elements_per_row()); }
 };

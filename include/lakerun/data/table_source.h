@@ -102,10 +102,11 @@ struct TableOptions {
 /// timestamps (INT96, millis, micros, nanos) and times -> int64 in ColumnForm::timestamp's unit (a value that unit
 /// cannot hold exactly is refused); string, binary -> binary; FIXED_LEN_BYTE_ARRAY(w) -> uint8 [w]; fixed-size
 /// lists -> [D] (or the shape stored under "lakerun.shape.<column>", which also reshapes fixed-width binary
-/// columns). A Delta table's schema decides the type of every column, so files written before a type was widened
+/// columns); nested lists -> one dimension per level (ColumnInfo::list_levels), inner lists of equal length. A
+/// Delta table's schema decides the type of every column, so files written before a type was widened
 /// (int -> long, float -> double, date -> timestamp_ntz, ...) read as the wider type. Throws IoError /
 /// CorruptDataError naming the file, and InvalidArgument / NotImplemented naming the column (unknown column,
-/// nested lists, lists of binary values, files that disagree).
+/// nested lists of strings, inner lists of unequal length, files that disagree).
 std::shared_ptr<RowSource> OpenTable(const std::string& path, const TableOptions& options = {},
                                      FileSystem& fs = LocalFileSystem());
 
