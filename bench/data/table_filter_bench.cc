@@ -2,7 +2,10 @@
 //   1. a nullable float column with 10% nulls (fill + mask policy) vs the same column without nulls: loader epoch
 //      rate, medians of alternating rounds (target: >= 0.8x);
 //   2. a selective filter on the column a table is sorted by (1% of the rows): bytes read from the files vs the
-//      files' size, and the filtered epoch's time vs the unfiltered one (target: <= 5% of the bytes).
+//      files' size, and the filtered epoch's time vs the unfiltered one (target: <= 5% of the bytes);
+//   3. the same selective filter on rows in the middle of one large row group: the time to open the table (which
+//      applies the filter) with the file's page index vs the same file written without one (the page index lets
+//      only the filter column's pages holding those rows be decoded).
 //
 //   data_table_filter_bench [--rows N] [--rounds R] [--dir D]
 #include <ATen/ATen.h>
@@ -36,18 +39,20 @@ using lakerun::data::TableOptions;
 constexpr int64_t kRowGroupRows = 20000;
 
 // id (int64, sorted), x (float, 10% null when `nulls`), f0..f6 (float).
-void WriteTable(const std::string& path, int64_t rows, bool nulls) {
+void WriteTable(const std::string& path, int64_t rows, bool nulls, int64_t row_group_rows = kRowGroupRows,
+                bool page_index = true) {
   std::vector<pq::SchemaNode> fields = {pq::Leaf("id", pq::PhysicalType::kInt64),
                                         pq::Leaf("x", pq::PhysicalType::kFloat, pq::Repetition::kOptional)};
   for (int k = 0; k < 7; ++k) fields.push_back(pq::Leaf("f" + std::to_string(k), pq::PhysicalType::kFloat));
   pq::WriterOptions options;
-  options.row_group_rows = kRowGroupRows;
+  options.row_group_rows = row_group_rows;
   options.dictionary = false;
+  options.page_index = page_index;
   pq::ParquetWriter writer(lakerun::LocalFileSystem(), path, pq::Schema::FromFields(fields), options);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> uniform(-1, 1);
-  for (int64_t begin = 0; begin < rows; begin += kRowGroupRows) {
-    const int64_t n = std::min(kRowGroupRows, rows - begin);
+  for (int64_t begin = 0; begin < rows; begin += row_group_rows) {
+    const int64_t n = std::min(row_group_rows, rows - begin);
     std::vector<int64_t> ids(n);
     std::vector<float> x;
     std::vector<int16_t> defs(n);
@@ -83,6 +88,18 @@ double Epoch(const std::string& path, const TableOptions& table, lakerun::FileSy
   }
   if (checksum == 12345.678) std::printf(" ");  // keeps the batches alive to the end
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Median seconds of `rounds` opens of `path` with `table`, and the rows the open leaves.
+double OpenSeconds(const std::string& path, const TableOptions& table, int rounds, uint64_t* rows) {
+  std::vector<double> times;
+  for (int r = 0; r < rounds; ++r) {
+    const auto start = Clock::now();
+    *rows = OpenTable(path, table)->num_rows();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 double Median(std::vector<double> v) {
@@ -152,5 +169,20 @@ int main(int argc, char** argv) {
               static_cast<long long>(rows_all), bytes_all / 1e6, Median(t_all), static_cast<long long>(rows_filtered),
               bytes_filtered / 1e6, 100 * share, file_bytes / 1e6, share <= 0.05 ? "met" : "MISSED",
               Median(t_filtered), Median(t_all) / Median(t_filtered));
+
+  const std::string indexed = dir + "/one_group.parquet", unindexed = dir + "/one_group_no_index.parquet";
+  WriteTable(indexed, rows, true, rows, true);
+  WriteTable(unindexed, rows, true, rows, false);
+  TableOptions middle = all;
+  middle.filter = Filter::Parse("id >= " + std::to_string(rows / 2) + " and id < " +
+                                std::to_string(rows / 2 + rows / 100));
+  std::printf("3. filter '%s' (1%% of rows) inside one row group of %lld rows: opening the table\n",
+              middle.filter.ToString().c_str(), static_cast<long long>(rows));
+  uint64_t kept_indexed = 0, kept_unindexed = 0;
+  const double t_unindexed = OpenSeconds(unindexed, middle, rounds, &kept_unindexed);
+  const double t_indexed = OpenSeconds(indexed, middle, rounds, &kept_indexed);
+  std::printf("   without a page index %.4f s, with one %.4f s (%.1fx faster); rows kept %llu / %llu %s\n",
+              t_unindexed, t_indexed, t_unindexed / t_indexed, static_cast<unsigned long long>(kept_indexed),
+              static_cast<unsigned long long>(kept_unindexed), kept_indexed == kept_unindexed ? "equal" : "DIFFER");
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "lakerun/format/delta/values.h"
 #include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/metadata.h"
+#include "lakerun/format/parquet/page_pruning.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/table_reader.h"
 
@@ -361,8 +362,8 @@ class ParquetTableSource final : public RowSource {
   uint64_t num_rows() const override { return rows_; }
   size_t num_units() const override { return units_.size(); }
   uint64_t unit_start(size_t unit) const override { return starts_.at(unit); }
-  std::string DescribeUnit(size_t unit) const override {
-    const Unit& u = units_.at(unit);
+  std::string DescribeUnit(size_t unit) const override { return UnitName(units_.at(unit)); }
+  std::string UnitName(const Unit& u) const {
     if (u.sliced()) {
       return StrCat(files_[u.file].path, " row group ", u.row_group, " rows ", u.begin, "-", u.begin + u.rows);
     }
@@ -395,7 +396,11 @@ class ParquetTableSource final : public RowSource {
   std::shared_ptr<const UnitData> ReadUnit(size_t index) const override { return ReadUnitWith(index, {}); }
 
   std::shared_ptr<const UnitData> ReadUnitWith(size_t index, const UnitReadOptions& options) const override {
-    const Unit& unit = units_.at(index);
+    return Read(units_.at(index), options);
+  }
+
+  // The projected columns of `unit`'s rows (any rows of one row group, not only this source's units).
+  std::shared_ptr<const UnitData> Read(const Unit& unit, const UnitReadOptions& options) const {
     const pq::ParquetFile& file = *files_[unit.file].file;
     // The chunk's raw bytes and decompressed pages go to memory earlier decodes (of any thread or loader) used,
     // instead of freshly allocated and page-faulted memory every time (scratch_pool.h).
@@ -423,7 +428,7 @@ class ParquetTableSource final : public RowSource {
         read.row_end = static_cast<int64_t>(unit.begin + unit.rows);
       }
       file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), scratch.get(), read);
-      const std::string where = StrCat(DescribeUnit(index), " column '", info.name, "'");
+      const std::string where = StrCat(UnitName(unit), " column '", info.name, "'");
       // Rows the decoded pages hold (from row `first` of the row group): the unit's rows, or more when sliced.
       const uint64_t first = unit.sliced() ? static_cast<uint64_t>(data->first_row()) : 0;
       const uint64_t rows = unit.sliced() ? static_cast<uint64_t>(data->num_slots()) : unit.rg_rows;
@@ -520,12 +525,12 @@ class ParquetTableSource final : public RowSource {
   }
 
   // Applies the filter to the rows of the files (ApplyRowFilter, once per table): a row group whose footer
-  // statistics rule it out is marked pruned without being read; in the others the filter's columns are decoded
-  // and the rows failing it join the file's deleted rows, so units drop them as they drop deletion-vector rows.
-  // Sources made from files_ (WithUnitBytes) inherit the outcome.
+  // statistics rule it out is marked pruned without being read; in the others the page index (where the file has
+  // one) rules out pages, and the filter's columns are decoded only for the rows of the pages left: the rows
+  // failing the filter join the file's deleted rows, so units drop them as they drop deletion-vector rows. Sources
+  // made from files_ (WithUnitBytes) inherit the outcome.
   void ApplyRowFilter() {
     const std::shared_ptr<ParquetTableSource> probe = FilterProbe();
-    size_t probe_unit = 0;  // the probe has one unit per non-empty row group, in file and row-group order
     for (size_t f = 0; f < files_.size(); ++f) {
       DataFile& file = files_[f];
       const pq::FileMetaData& md = file.file->metadata();
@@ -538,11 +543,16 @@ class ParquetTableSource final : public RowSource {
         std::vector<uint64_t> rg_deleted;
         while (next != file.deleted.end() && *next < file_row + rows) rg_deleted.push_back(*next++ - file_row);
         if (rows > 0) {
-          const size_t unit = probe_unit++;
           if (!format::MayMatch(options_.filter, RowGroupStatistics(f, rg))) {
             file.pruned_row_groups[static_cast<size_t>(rg)] = 1;
           } else if (rg_deleted.size() < rows) {
-            rg_deleted = FilterRows(*probe, unit, rows, std::move(rg_deleted));
+            const std::vector<pq::RowRange> pages = pq::PagesMayMatch(
+                *file.file, rg, options_.filter, [this, f](const std::string& c) { return FilterSource(f, c); });
+            if (pages.empty()) {
+              file.pruned_row_groups[static_cast<size_t>(rg)] = 1;
+            } else {
+              rg_deleted = FilterRows(*probe, Unit{f, rg, rows, 0, rows, {}}, pages, std::move(rg_deleted));
+            }
           }
         }
         for (uint64_t r : rg_deleted) deleted.push_back(file_row + r);
@@ -591,45 +601,57 @@ class ParquetTableSource final : public RowSource {
     return std::make_shared<ParquetTableSource>(std::move(files), probe_options, partitions_, where_);
   }
 
-  // What a row group's footer says of the filter's columns (partition columns: the file's value).
+  // Where filter column `column` comes from in file f: a partition value or null (a Delta column the file lacks)
+  // on every row, or the file's leaf when the filter compares its values as stored (not converted values, nor list
+  // elements); else nothing is known.
+  pq::FilterColumnSource FilterSource(size_t f, const std::string& column) const {
+    if (partitions_.Has(column)) return {std::nullopt, PartitionStatistics(files_[f].partition_values).column(column)};
+    const TableLeaf* leaf = nullptr;
+    const std::optional<FileLeaf> file_leaf = FindFileLeaf(f, column, &leaf);
+    if (!file_leaf) return {std::nullopt, format::ColumnStatistics::Constant(pq::Value::Null())};
+    const pq::ColumnDescriptor& d = files_[f].file->schema().column(file_leaf->column);
+    const LeafForm form = ChooseLeafForm(d, leaf->table_type, ColumnForm{}, where_);
+    if (file_leaf->repetition > 0 || !form.KeepsValues() || !form.shape.empty()) return {};
+    return {file_leaf->column, std::nullopt};
+  }
+
+  // What a row group's footer says of the filter's columns.
   format::StatisticsView RowGroupStatistics(size_t f, int rg) const {
     const format::StatisticsView footer = pq::RowGroupStatistics(files_[f].file->metadata(), rg);
-    const format::StatisticsView partition = PartitionStatistics(files_[f].partition_values);
     format::StatisticsView view;
     view.num_rows = footer.num_rows;
-    view.column = [this, f, footer, partition](const std::string& column) -> std::optional<format::ColumnStatistics> {
-      if (partitions_.Has(column)) return partition.column(column);
-      const TableLeaf* leaf = nullptr;
-      const std::optional<FileLeaf> file_leaf = FindFileLeaf(f, column, &leaf);
-      if (!file_leaf) return format::ColumnStatistics::Constant(pq::Value::Null());  // absent: null
-      const pq::ColumnDescriptor& d = files_[f].file->schema().column(file_leaf->column);
-      // Only statistics of values the filter compares as stored (not of converted values, nor of list elements).
-      const LeafForm form = ChooseLeafForm(d, leaf->table_type, ColumnForm{}, where_);
-      if (file_leaf->repetition > 0 || !form.KeepsValues() || !form.shape.empty()) return std::nullopt;
-      return footer.column(d.dotted_path);
+    view.column = [this, f, footer](const std::string& column) -> std::optional<format::ColumnStatistics> {
+      const pq::FilterColumnSource source = FilterSource(f, column);
+      if (!source.leaf) return source.fixed;
+      return footer.column(files_[f].file->schema().column(*source.leaf).dotted_path);
     };
     return view;
   }
 
-  // The rows of a row group that fail the filter, merged into `deleted` (sorted positions in the row group).
-  std::vector<uint64_t> FilterRows(const ParquetTableSource& probe, size_t unit, uint64_t rows,
-                                   std::vector<uint64_t> deleted) const {
-    LAKERUN_INTERNAL_ASSERT(probe.num_units() > unit && probe.units_[unit].rows == rows, "filter probe out of step");
-    const std::shared_ptr<const UnitData> data = probe.ReadUnit(unit);
-    std::vector<format::ColumnVector> vectors;
-    for (size_t c = 0; c < probe.infos_.size(); ++c) {
-      vectors.push_back(FilterVector(data->columns[c], probe.infos_[c], probe.DescribeUnit(unit)));
+  // The rows of row group `rows` (a whole row group) that fail the filter, merged into `deleted` (sorted positions
+  // in the row group): the rows outside `pages` (which the page index rules out) and those in them failing the
+  // filter, evaluated on the filter's columns decoded for those rows only.
+  std::vector<uint64_t> FilterRows(const ParquetTableSource& probe, const Unit& rows,
+                                   const std::vector<pq::RowRange>& pages, std::vector<uint64_t> deleted) const {
+    std::vector<uint8_t> keep(rows.rows, 0);
+    for (const pq::RowRange& range : pages) {
+      const Unit part{rows.file, rows.row_group, rows.rg_rows, static_cast<uint64_t>(range.begin),
+                      static_cast<uint64_t>(range.size()), {}};
+      const std::shared_ptr<const UnitData> data = probe.Read(part, {});
+      std::vector<format::ColumnVector> vectors;
+      for (size_t c = 0; c < probe.infos_.size(); ++c) {
+        vectors.push_back(FilterVector(data->columns[c], probe.infos_[c], probe.UnitName(part)));
+      }
+      format::EvaluateRows(options_.filter, range.size(), [&](const std::string& column) {
+        const auto it = std::find_if(probe.infos_.begin(), probe.infos_.end(),
+                                     [&](const ColumnInfo& info) { return info.name == column; });
+        return vectors[static_cast<size_t>(it - probe.infos_.begin())];
+      }, keep.data() + range.begin);
     }
-    std::vector<uint8_t> keep(rows);
-    format::EvaluateRows(options_.filter, static_cast<int64_t>(rows), [&](const std::string& column) {
-      const auto it = std::find_if(probe.infos_.begin(), probe.infos_.end(),
-                                   [&](const ColumnInfo& info) { return info.name == column; });
-      return vectors[static_cast<size_t>(it - probe.infos_.begin())];
-    }, keep.data());
     std::vector<uint64_t> out;
-    out.reserve(rows);
+    out.reserve(rows.rows);
     auto next = deleted.begin();
-    for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t r = 0; r < rows.rows; ++r) {
       const bool was_deleted = next != deleted.end() && *next == r;
       if (was_deleted) ++next;
       if (was_deleted || !keep[r]) out.push_back(r);
