@@ -274,5 +274,33 @@ TEST(TableNestedListsTest, DeltaTableNestedColumnAndNestedStringsRefused) {
                     "column 'words'", "nested lists of strings");
 }
 
+TEST(TableNestedListsTest, AFileWhoseNestedListsAreAllNullTakesTheShapeOfALaterFile) {
+  testing::TempDir dir;
+  LocalFileSystem().CreateDirs(dir.Join("t"));
+  for (int f = 0; f < 2; ++f) {
+    pq::ParquetWriter writer(LocalFileSystem(), dir.Join("t/part-" + std::to_string(f) + ".parquet"),
+                             pq::Schema::FromFields({pq::Leaf("id", PhysicalType::kInt64), NestedDoubles("grid")}),
+                             {});
+    std::vector<Value> rows;
+    for (int64_t id = f * 3; id < f * 3 + 3; ++id) {
+      rows.push_back(Value::Struct({{"id", Value::Int(id)}, {"grid", f == 0 ? Value::Null() : ToValue(GridOf(id))}}));
+    }
+    writer.WriteRows(rows);
+    writer.Close();
+  }
+  const auto source = Open(dir.Join("t"), {"id", "grid"});
+  EXPECT_EQ(source->columns()[1].shape, (std::vector<int64_t>{3, 2}));
+  LoaderOptions o;
+  o.nulls["grid"].fill_value = -1;
+  const Batch b = ReadAll(source, o, 6);
+  EXPECT_EQ(b.at("grid").sizes().vec(), (std::vector<int64_t>{6, 3, 2}));
+  EXPECT_EQ(b.at("grid")[1][2][1].item<double>(), -1);
+  EXPECT_EQ(b.at("grid")[4][2][1].item<double>(), 421);
+  EXPECT_EQ(Longs(b.at("grid.valid").to(at::kLong)), (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
+  // Only null rows: a [B, 0, 0] tensor, every row masked.
+  const auto empty = Open(dir.Join("t/part-0.parquet"), {"grid"});
+  EXPECT_EQ(ReadAll(empty, o, 3).at("grid").sizes().vec(), (std::vector<int64_t>{3, 0, 0}));
+}
+
 }  // namespace
 }  // namespace lakerun::data

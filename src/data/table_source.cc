@@ -141,9 +141,9 @@ int64_t Product(const std::vector<int64_t>& shape) {
 }
 
 // The shape of nested list column `leaf` of `file`: its lakerun.shape metadata when that has a dimension per level,
-// else a guess from the first row of the first row group with one (NestedListShape).
-std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const std::string& name, const FileLeaf& leaf,
-                                 const std::string& where) {
+// else a guess from the first row of the first row group with one (NestedListShape), else zeros (no row has an
+// element at every level: every list is null or empty, or a later file tells).
+std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const std::string& name, const FileLeaf& leaf) {
   const auto shape_meta = pq::TensorShape(file.metadata(), name);
   if (shape_meta && shape_meta->size() == leaf.list_def_levels.size()) return *shape_meta;
   for (size_t rg = 0; rg < file.metadata().row_groups.size(); ++rg) {
@@ -151,8 +151,12 @@ std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const std::string&
     const pq::ColumnData data = file.ReadColumnChunk(static_cast<int>(rg), leaf.column);
     if (auto shape = NestedListShape(data, leaf.list_def_levels)) return *shape;
   }
-  LAKERUN_THROW(NotImplemented, where, ": nested list shape unknown (no row holds an element at every level, "
-                   "and no lakerun.shape metadata)");
+  return std::vector<int64_t>(leaf.list_def_levels.size(), 0);
+}
+
+// Whether a nested list shape was seen in data (NestedShape's zeros were not).
+bool ShapeKnown(const std::vector<int64_t>& shape) {
+  return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d > 0; });
 }
 
 // The loader's view of leaf `leaf` (table column `name`) of `file`, and where its values live. `known`: the
@@ -186,8 +190,8 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const 
                    layout->form.source_width > 0, where, ": lists of fixed-length byte arrays or of decimals stored "
                    "as bytes are not supported by the loader");
   if (leaf.repetition > 1) {
-    info.shape = known != nullptr && known->list_levels == leaf.repetition ? known->shape
-                                                                           : NestedShape(file, name, leaf, where);
+    const bool adopt = known != nullptr && known->list_levels == leaf.repetition && ShapeKnown(known->shape);
+    info.shape = adopt ? known->shape : NestedShape(file, name, leaf);
   } else if (shape_meta) {
     info.shape = *shape_meta;
   } else {
@@ -496,6 +500,8 @@ class ParquetTableSource final : public RowSource {
       *described_by = f;
     } else {
       info->nullable = info->nullable || described.nullable;
+      // A nested list column whose earlier files held no complete row takes its shape from this file.
+      if (info->list_levels > 1 && !ShapeKnown(info->shape)) info->shape = described.shape;
       // A list's length without lakerun.shape metadata is a guess from each file's first row group: files may
       // guess differently (rows of another length then need a ListPolicy, as within one file).
       const bool same_shape = described.shape == info->shape || (described.is_list && info->is_list);
