@@ -115,6 +115,20 @@ std::vector<std::string_view> Batch::list_bytes(const std::string& column, int64
   return out;
 }
 
+std::vector<std::vector<std::string_view>> Batch::list_bytes(const std::string& column) const {
+  const int64_t* offsets = RawBytesOffsets(*this, column, true).data_ptr<int64_t>();
+  const at::Tensor& lengths = at(column + kLengthsSuffix);
+  const int64_t* length = lengths.data_ptr<int64_t>();
+  const at::Tensor& data = at(column);
+  std::vector<std::vector<std::string_view>> out(static_cast<size_t>(lengths.numel()));
+  int64_t e = 0;
+  for (int64_t i = 0; i < lengths.numel(); ++i) {
+    out[i].reserve(static_cast<size_t>(length[i]));
+    for (const int64_t end = e + length[i]; e < end; ++e) out[i].push_back(Bytes(data, offsets, e));
+  }
+  return out;
+}
+
 const at::Tensor& Batch::at(const std::string& column) const {
   const auto it = tensors.find(column);
   if (it == tensors.end()) {

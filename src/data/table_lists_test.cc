@@ -190,9 +190,12 @@ void ExpectListBytes(const Batch& b, const std::string& column, const std::funct
     EXPECT_EQ(b.tensors.count(column + kValidSuffix), 0u);
     EXPECT_EQ(b.tensors.count(column + kElementValidSuffix), 0u);
   }
-  // Batch::list_bytes reads the same elements back, row by row.
+  // Batch::list_bytes reads the same elements back, row by row and for all rows at once.
   const std::vector<int64_t> ids = Longs(b.sample_ids);
+  const std::vector<std::vector<std::string_view>> all = b.list_bytes(column);
+  ASSERT_EQ(all.size(), ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(all[i], b.list_bytes(column, static_cast<int64_t>(i))) << "sample " << i;
     std::vector<std::string> want, got;
     if (const Strings row = expected(ids[i])) {
       for (const auto& e : *row) want.push_back(e.value_or(""));

@@ -59,8 +59,11 @@ struct Batch {
   std::vector<std::string> strings(const std::string& column) const;
   /// Sample i's elements of a raw-bytes list column (a list of binary values in LoaderOptions::raw_bytes), views
   /// into the batch's tensors; a null list is empty. Throws InvalidArgument naming the column when it is absent or
-  /// not such a column, or i is out of range.
+  /// not such a column, or i is out of range. Finds the row's first element by summing the lengths before it:
+  /// to walk every sample, take list_bytes(column) once.
   std::vector<std::string_view> list_bytes(const std::string& column, int64_t i) const;
+  /// Every sample's elements of a raw-bytes list column, in one pass (the checks of list_bytes(column, i)).
+  std::vector<std::vector<std::string_view>> list_bytes(const std::string& column) const;
   int64_t size() const { return sample_ids.defined() ? sample_ids.size(0) : 0; }
 };
 
