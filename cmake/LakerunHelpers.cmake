@@ -81,3 +81,21 @@ function(lakerun_add_subdirectories)
   endforeach()
 endfunction()
 
+# lakerun_promote_imported_targets(): makes the imported targets that the current directory's find_package() calls
+# created visible everywhere (IMPORTED_GLOBAL). Needed when lakerun is a sub-project: its targets name torch's
+# imported targets in their interface (`$<TARGET_FILE:torch_cpu>`), which CMake resolves in the directory of the
+# enclosing project's targets, where torch was never found.
+function(lakerun_promote_imported_targets)
+  if(CMAKE_VERSION VERSION_LESS 3.21)
+    message(WARNING "lakerun as a sub-project needs CMake 3.21 or later to share torch's targets; with CMake "
+                    "${CMAKE_VERSION}, call find_package(Torch REQUIRED) in your project before adding lakerun")
+    return()
+  endif()
+  get_property(imported DIRECTORY PROPERTY IMPORTED_TARGETS)
+  foreach(t ${imported})
+    get_target_property(global ${t} IMPORTED_GLOBAL)
+    if(NOT global)
+      set_target_properties(${t} PROPERTIES IMPORTED_GLOBAL TRUE)
+    endif()
+  endforeach()
+endfunction()
