@@ -23,3 +23,7 @@ install(FILES ${PROJECT_BINARY_DIR}/lakerunConfig.cmake ${PROJECT_BINARY_DIR}/la
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+if(LAKERUN_TOP_LEVEL)
+  include(LakerunPackage)   # `cpack -G DEB` / the `package` target: lakerun_<version>_<arch>.deb
+endif()
