@@ -3,7 +3,7 @@
 #   include/lakerun/...                            the public headers
 #   lib/liblakerun_<module>.a                      the module libraries (lakerun_cc_library installs each)
 #   lib/cmake/lakerun/lakerunConfig.cmake, ...     the CMake package: find_package(lakerun)
-#   share/doc/lakerun/LICENSE, NOTICE
+#   share/doc/lakerun/LICENSE, NOTICE, CHANGELOG.md
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/lakerun DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
@@ -21,7 +21,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/lakerunConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/lakerunConfig.cmake ${PROJECT_BINARY_DIR}/lakerunConfigVersion.cmake
         DESTINATION ${lakerun_cmake_dir})
 
-install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 if(LAKERUN_TOP_LEVEL)
