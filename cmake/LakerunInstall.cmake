@@ -19,6 +19,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/lakerunConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/lakerunConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/lakerunConfig.cmake ${PROJECT_BINARY_DIR}/lakerunConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/LakerunTorchSearchOrder.cmake
         DESTINATION ${lakerun_cmake_dir})
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
