@@ -62,9 +62,19 @@ function(_lakerun_torch_search_order_flags out)
       PARENT_SCOPE)
 endfunction()
 
+# The list depends on the machine (which libraries this libtorch_cpu loads; libopenblas.so.0 only where OpenBLAS is
+# the BLAS), so lakerun's own targets carry it as BUILD_INTERFACE only; lakerunConfig.cmake calls this again on the
+# imported lakerun::dist, with the libtorch of the machine that builds against the installed lakerun.
 function(lakerun_torch_search_order target)
   _lakerun_torch_search_order_flags(flags)
-  if(flags)
+  if(NOT flags)
+    return()
+  endif()
+  get_target_property(imported ${target} IMPORTED)
+  if(imported)
     target_link_libraries(${target} INTERFACE "${flags}")
+  else()
+    string(REPLACE "," "$<COMMA>" flags "${flags}")
+    target_link_libraries(${target} INTERFACE "$<BUILD_INTERFACE:${flags}>")
   endif()
 endfunction()

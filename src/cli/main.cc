@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "lakerun/base/error.h"
+#include "lakerun/version.h"
 
 namespace lakerun::cli {
 
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::printf("lakerun %s\n", LAKERUN_VERSION);
+    std::printf("lakerun %s\n", LAKERUN_VERSION_STRING);
     return 0;
   }
   int words = 0;
