@@ -5,26 +5,18 @@
 #include <lakerun/base/logging.h>
 #include <lakerun/dist/collectives.h>
 
+#include "dist/bucket_plan.h"
 #include "dist/context_impl.h"
+#include "dist/grad_hooks.h"
 #include "dist/shared_memory_allreduce.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/engine.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <atomic>
-#include <map>
 #include <mutex>
 
 namespace lakerun::dist {
-namespace {
-
-// Tensors that may share one flat buffer: same dtype, same device.
-std::string GroupKey(const at::Tensor& t) { return StrCat(t.scalar_type(), "/", t.device()); }
-
-}  // namespace
 
 class DistributedDataParallel::Reducer {
  public:
@@ -45,8 +37,6 @@ class DistributedDataParallel::Reducer {
     at::Tensor variable;
     std::size_t bucket = 0;
     int64_t offset = 0;  // elements into the bucket's flat buffer
-    std::shared_ptr<torch::autograd::Node> accumulator;  // a variable only holds it weakly: keep it alive
-    uintptr_t hook_key = 0;
     bool ready = false;
     bool twice = false;  // received a second gradient in the same synchronized backward
   };
@@ -65,7 +55,6 @@ class DistributedDataParallel::Reducer {
   void Launch(Bucket& bucket);
   void LaunchReadyBuckets();
   void Reset();
-  void BroadcastState(torch::nn::Module& module);
 
   Context& ctx_;
   torch::nn::Module& module_;
@@ -74,6 +63,7 @@ class DistributedDataParallel::Reducer {
   std::vector<Param> params_;
   std::vector<Bucket> buckets_;
   std::unique_ptr<SharedMemoryAllReduce> shared_;  // null: every bucket goes through the process group
+  std::unique_ptr<GradAccumulatorHooks> hooks_;
   std::size_t next_launch_ = 0;
   std::size_t ready_count_ = 0;  // parameters whose gradient arrived in this backward
   DdpStepStats step_stats_, last_stats_;
@@ -95,25 +85,21 @@ DistributedDataParallel::Reducer::Reducer(Context& ctx, torch::nn::Module& modul
     p.variable = item.value();
     params_.push_back(std::move(p));
   }
-  BroadcastState(module);
+  BroadcastModuleState(ctx, module);
   BuildBuckets(options);
   if (distributed_ && options.shared_memory) SetUpSharedMemory();
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    Param& p = params_[i];
-    p.accumulator = torch::autograd::impl::grad_accumulator(p.variable);
-    LAKERUN_INTERNAL_ASSERT(p.accumulator != nullptr, "parameter ", p.name, " has no gradient accumulator");
-    p.hook_key = p.accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [this, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-          OnGradReady(i);
-          return outputs;
-        }));
+  std::vector<at::Tensor> variables;
+  std::vector<std::string> names;
+  for (const Param& p : params_) {
+    variables.push_back(p.variable);
+    names.push_back(p.name);
   }
+  hooks_ = std::make_unique<GradAccumulatorHooks>("DistributedDataParallel", variables, names,
+                                                  [this](std::size_t i) { OnGradReady(i); });
 }
 
 DistributedDataParallel::Reducer::~Reducer() {
-  for (Param& p : params_) {
-    if (p.accumulator) p.accumulator->del_post_hook(p.hook_key);
-  }
+  hooks_.reset();
   // Never leave a collective running on buffers about to be freed. (Peers only read this rank's shared slot
   // through their own mapping of the segment, which outlives this one.)
   for (Bucket& b : buckets_) {
@@ -126,56 +112,22 @@ DistributedDataParallel::Reducer::~Reducer() {
   }
 }
 
-// Rank 0's parameters and buffers to every rank, one flat broadcast per dtype.
-void DistributedDataParallel::Reducer::BroadcastState(torch::nn::Module& module) {
-  if (!distributed_) return;
-  std::map<std::string, std::vector<at::Tensor>> groups;
-  for (const at::Tensor& t : module.parameters(true)) groups[GroupKey(t)].push_back(t);
-  for (const at::Tensor& t : module.buffers(true)) {
-    if (t.defined()) groups[GroupKey(t)].push_back(t);
-  }
-  at::NoGradGuard no_grad;
-  for (auto& [key, tensors] : groups) {
-    std::vector<at::Tensor> flat_parts;
-    for (const at::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
-    at::Tensor flat = at::cat(flat_parts);
-    Broadcast(ctx_, flat, 0);
-    int64_t offset = 0;
-    for (at::Tensor& t : tensors) {
-      t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
-      offset += t.numel();
-    }
-  }
-}
-
-// Reverse registration order; one bucket per (dtype, device) at a time; a bucket closes once it reaches its cap.
+// Buckets as PlanBuckets lays them out; each gets a flat buffer when there is someone to all-reduce with.
 void DistributedDataParallel::Reducer::BuildBuckets(const DdpOptions& options) {
-  std::map<std::string, std::size_t> open;  // (dtype, device) -> index of its open bucket in buckets_
-  std::vector<int64_t> bucket_bytes;
-  for (std::size_t k = params_.size(); k-- > 0;) {
-    Param& p = params_[k];
-    std::string key = GroupKey(p.variable);
-    auto it = open.find(key);
-    if (it == open.end()) {
-      buckets_.emplace_back();
-      bucket_bytes.push_back(0);
-      it = open.emplace(key, buckets_.size() - 1).first;
+  std::vector<at::Tensor> variables;
+  for (const Param& p : params_) variables.push_back(p.variable);
+  for (const PlannedBucket& planned :
+       PlanBuckets(variables, options.first_bucket_cap_bytes, options.bucket_cap_bytes)) {
+    Bucket b;
+    b.params = planned.params;
+    for (std::size_t k = 0; k < planned.params.size(); ++k) {
+      params_[planned.params[k]].bucket = buckets_.size();
+      params_[planned.params[k]].offset = planned.offsets[k];
     }
-    std::size_t b = it->second;
-    p.bucket = b;
-    p.offset = 0;
-    for (std::size_t q : buckets_[b].params) p.offset += params_[q].variable.numel();
-    buckets_[b].params.push_back(k);
-    bucket_bytes[b] += p.variable.numel() * p.variable.element_size();
-    int64_t cap = b == 0 ? options.first_bucket_cap_bytes : options.bucket_cap_bytes;
-    if (bucket_bytes[b] >= cap) open.erase(it);
-  }
-  for (Bucket& b : buckets_) {
-    int64_t numel = 0;
-    for (std::size_t q : b.params) numel += params_[q].variable.numel();
     const at::Tensor& first = params_[b.params.front()].variable;
-    if (distributed_) b.flat = at::zeros({numel}, first.options().requires_grad(false));
+    if (distributed_) b.flat = at::zeros({planned.numel}, first.options().requires_grad(false));
     b.pending = b.params.size();
+    buckets_.push_back(std::move(b));
   }
 }
 
@@ -309,17 +261,8 @@ void DistributedDataParallel::Reducer::Finalize() {
       }
     }
     Reset();
-    std::string names;
-    const std::vector<std::string>& list = doubled.empty() ? unused : doubled;
-    for (std::size_t i = 0; i < list.size() && i < 16; ++i) names += (i ? ", '" : "'") + list[i] + "'";
-    if (list.size() > 16) names += StrCat(" and ", list.size() - 16, " more");
-    if (!doubled.empty()) {
-      LAKERUN_THROW(DistError, "DistributedDataParallel: rank ", ctx_.rank(), ": parameter(s) ", names,
-                    " received gradients twice in one synchronized backward; accumulate inside NoSync() instead");
-    }
-    LAKERUN_THROW(DistError, "DistributedDataParallel: rank ", ctx_.rank(), ": ", unused.size(), " parameter(s) ",
-                  "received no gradient in this backward: ", names,
-                  ". Make every parameter take part in the loss, or set DdpOptions::find_unused_parameters");
+    ThrowGradientMisuse("DistributedDataParallel", ctx_.rank(), unused, doubled,
+                        "Make every parameter take part in the loss, or set DdpOptions::find_unused_parameters");
   }
   // find_unused_parameters: a missing gradient counts as zero; a parameter no rank used keeps its .grad.
   step_stats_.buckets = static_cast<int>(buckets_.size());

@@ -1,0 +1,73 @@
+#include "dist/grad_hooks.h"
+
+#include <lakerun/base/error.h>
+#include <lakerun/dist/collectives.h>
+
+#include "dist/bucket_plan.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <map>
+
+namespace lakerun::dist {
+
+GradAccumulatorHooks::GradAccumulatorHooks(const char* who, const std::vector<at::Tensor>& params,
+                                           const std::vector<std::string>& names,
+                                           std::function<void(std::size_t)> on_ready)
+    : on_ready_(std::move(on_ready)) {
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(params[i]);
+    LAKERUN_CHECK(accumulator != nullptr, who, ": parameter '", names[i],
+                  "' has no gradient accumulator (not a leaf that requires grad)");
+    keys_.push_back(accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [this, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+          on_ready_(i);
+          return outputs;
+        })));
+    accumulators_.push_back(std::move(accumulator));
+  }
+}
+
+GradAccumulatorHooks::~GradAccumulatorHooks() {
+  for (std::size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(keys_[i]);
+}
+
+void ThrowGradientMisuse(const char* who, int rank, const std::vector<std::string>& unused,
+                         const std::vector<std::string>& doubled, const std::string& unused_hint) {
+  const std::vector<std::string>& list = doubled.empty() ? unused : doubled;
+  std::string names;
+  for (std::size_t i = 0; i < list.size() && i < 16; ++i) names += (i ? ", '" : "'") + list[i] + "'";
+  if (list.size() > 16) names += StrCat(" and ", list.size() - 16, " more");
+  if (!doubled.empty()) {
+    LAKERUN_THROW(DistError, who, ": rank ", rank, ": parameter(s) ", names,
+                  " received gradients twice in one synchronized backward; accumulate inside NoSync() instead");
+  }
+  LAKERUN_THROW(DistError, who, ": rank ", rank, ": ", unused.size(), " parameter(s) ",
+                "received no gradient in this backward: ", names, ". ", unused_hint);
+}
+
+void BroadcastModuleState(Context& ctx, torch::nn::Module& module) {
+  if (ctx.world_size() <= 1) return;
+  std::map<std::string, std::vector<at::Tensor>> groups;
+  for (const at::Tensor& t : module.parameters(true)) groups[FlatBufferKey(t)].push_back(t);
+  for (const at::Tensor& t : module.buffers(true)) {
+    if (t.defined()) groups[FlatBufferKey(t)].push_back(t);
+  }
+  at::NoGradGuard no_grad;
+  for (auto& [key, tensors] : groups) {
+    std::vector<at::Tensor> flat_parts;
+    for (const at::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
+    at::Tensor flat = at::cat(flat_parts);
+    Broadcast(ctx, flat, 0);
+    int64_t offset = 0;
+    for (at::Tensor& t : tensors) {
+      t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
+      offset += t.numel();
+    }
+  }
+}
+
+}  // namespace lakerun::dist
