@@ -1,0 +1,163 @@
+// Sharded data parallel (ZeRO levels 1 and 2): DDP's results with 1/world of the optimizer state on each rank
+// (level 1) and of the gradients as well (level 2).
+//
+//   auto net = std::make_shared<Net>();
+//   auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
+//   lakerun::dist::ShardedDataParallel sdp(ctx, net, {adam}, {.stage = lakerun::dist::ZeroStage::kGradients});
+//   for (...) {
+//     adam->zero_grad();
+//     loss_fn(net->forward(x), y).backward();   // level 2: gradients reduce-scattered into this rank's chunks
+//     sdp.ClipGradNorm(1.0);                     // optional: clips by the norm over every rank's chunks
+//     sdp.Step();                                // steps this rank's chunks, then all-gathers the parameters
+//   }
+//   { auto scope = sdp.NoSync(); small_loss.backward(); }   // accumulate locally, no communication
+//
+// Layout (src/dist/shard_layout.h): parameters that require grad form DDP's buckets (reverse registration order,
+// bucket caps as DdpOptions); each bucket is a flat buffer split into world equal chunks, the last padded, and rank r
+// owns chunk r of every bucket. Each rank keeps a copy of its chunks' values, the optimizer state for those elements
+// only and, at level 2, their averaged gradients only.
+//
+// Semantics:
+// - Construction (collective) broadcasts rank 0's parameters and buffers, then takes over the optimizers: each must
+//   be SGD, Adam, AdamW, RMSprop or Adagrad (element-wise updates: stepping a chunk of a parameter gives the same
+//   elements as stepping it whole); a tensor of theirs that is not a parameter of the module is a ConfigError. State
+//   an optimizer already holds (a checkpoint it loaded) is split: this rank keeps its elements and the optimizer's
+//   own state is emptied. The user's optimizers stay the place of the hyper-parameters: learning-rate schedulers
+//   keep changing their param groups, and Step() uses the values they hold at that moment.
+// - Gradients. Level 1: as DistributedDataParallel (the same reducer): when backward returns every rank holds the
+//   averaged gradients in .grad. Level 2: a hook copies each parameter's gradient into its bucket and releases the
+//   parameter's .grad; a full bucket is reduce-scattered while backward goes on (buckets start in order, as DDP's),
+//   and when backward returns each rank holds the average of its chunks only. Each synchronized backward replaces
+//   the chunks' gradients: accumulate across micro-batches inside NoSync(), where .grad accumulates locally with no
+//   communication and the next synchronized backward reduces the sum.
+// - A parameter without a gradient in a synchronized backward, or with two, is a DistError naming it (there is no
+//   find_unused_parameters yet).
+// - Step() refreshes this rank's chunk copy from the parameters, steps it with each optimizer, then all-gathers every
+//   bucket (two in flight at a time) back into the parameters: every rank ends with identical parameters. A step
+//   before any synchronized backward leaves the parameters as they are, as an optimizer skips a parameter without .grad.
+// - ClipGradNorm clips by the norm of all gradients (every rank's chunks: one all-reduce of a double), as
+//   torch::nn::utils::clip_grad_norm_ on the whole model; ClipGradValue clamps this rank's chunks.
+// - Buffers are broadcast from rank 0 after each synchronized backward (broadcast_buffers), as DDP does.
+// - GatherOptimizerState (collective) rebuilds each optimizer's full state on one rank, in the optimizer itself: its
+//   save() then writes what a replicated optimizer writes, so DDP and either level resume each other's checkpoints.
+// - Transports: level 1's all-reduce is DDP's (shared memory on one host, else the process group). Reduce-scatter and
+//   all-gather go through the process group: on NCCL its own, on Gloo (which lacks reduce-scatter in libtorch 1.13)
+//   an all-to-all plus a local sum in rank order (src/dist/shard_collectives.h).
+// - Like DDP, the module is used directly for forward; do not change its parameters after construction.
+#pragma once
+
+#include <lakerun/dist/init.h>
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lakerun::dist {
+
+/// What is sharded besides nothing (DDP). Level 3 (parameters) is not implemented.
+enum class ZeroStage {
+  kOptimizerState = 1,  ///< ZeRO-1: optimizer state
+  kGradients = 2,       ///< ZeRO-2: optimizer state and gradients
+};
+/// "optimizer_state", "gradients".
+const char* ToString(ZeroStage stage);
+
+struct ShardedOptions {
+  ZeroStage stage = ZeroStage::kGradients;
+  /// Bucket caps, as DdpOptions (bytes of parameters; the first bucket, the last parameters registered, is smaller).
+  int64_t bucket_cap_bytes = 25 * 1024 * 1024;
+  int64_t first_bucket_cap_bytes = 1024 * 1024;
+  /// After each synchronized backward, copy rank 0's buffers (e.g. batch-norm statistics) to every rank.
+  bool broadcast_buffers = true;
+  /// Level 1: all-reduce gradients through shared memory when every rank runs on this host (DdpOptions).
+  bool shared_memory = true;
+};
+
+/// What one rank holds, in bytes (for inspection, tests and benchmarks).
+struct ShardedMemory {
+  /// Optimizer state tensors (every optimizer, this rank's elements).
+  int64_t optimizer_state_bytes = 0;
+  /// Gradients kept between backward and step: level 2, the averaged chunks; level 1, the parameters' .grad.
+  int64_t gradient_bytes = 0;
+  /// This rank's copy of its chunks' values.
+  int64_t chunk_bytes = 0;
+};
+
+/// What the last synchronized backward did.
+struct ShardedStepStats {
+  int buckets = 0;
+  /// Buckets whose reduction started while some parameter still awaited its gradient.
+  int launched_before_last_gradient = 0;
+};
+
+class ShardedDataParallel {
+ public:
+  /// Collective. Throws ConfigError for an optimizer that cannot be sharded (see above).
+  ShardedDataParallel(Context& ctx, std::shared_ptr<torch::nn::Module> module,
+                      std::vector<std::shared_ptr<torch::optim::Optimizer>> optimizers, ShardedOptions options = {});
+  ~ShardedDataParallel();
+  ShardedDataParallel(const ShardedDataParallel&) = delete;
+  ShardedDataParallel& operator=(const ShardedDataParallel&) = delete;
+
+  torch::nn::Module& module() { return *module_; }
+
+  /// While alive, backward passes accumulate gradients locally without communication.
+  class NoSyncScope {
+   public:
+    explicit NoSyncScope(ShardedDataParallel& sdp);
+    ~NoSyncScope();
+    NoSyncScope(const NoSyncScope&) = delete;
+    NoSyncScope& operator=(const NoSyncScope&) = delete;
+
+   private:
+    class Saved;
+    std::unique_ptr<Saved> saved_;
+  };
+  NoSyncScope NoSync() { return NoSyncScope(*this); }
+
+  /// Completes a pending gradient reduction (runs by itself when a synchronized backward ends).
+  void FinishGradientSync();
+  /// Scales the gradients so that their total norm (of order norm_type; infinity for the max) is at most max_norm;
+  /// returns the norm before clipping, as torch::nn::utils::clip_grad_norm_. Collective.
+  double ClipGradNorm(double max_norm, double norm_type = 2.0);
+  /// Clamps the gradients into [-clip_value, clip_value].
+  void ClipGradValue(double clip_value);
+  /// Steps every optimizer on this rank's chunks, then all-gathers the parameters. Collective.
+  void Step();
+
+  /// While the returned object lives, each optimizer given to the constructor holds its full state on rank `root`
+  /// (nothing changes elsewhere); its destructor empties the optimizers again. Collective.
+  class GatheredState {
+   public:
+    GatheredState(GatheredState&& other) noexcept;
+    ~GatheredState();
+
+   private:
+    friend class ShardedDataParallel;
+    explicit GatheredState(std::vector<std::shared_ptr<torch::optim::Optimizer>> filled);
+    std::vector<std::shared_ptr<torch::optim::Optimizer>> filled_;
+  };
+  GatheredState GatherOptimizerState(int root = 0);
+
+  ZeroStage stage() const;
+  ShardedMemory Memory() const;
+  ShardedStepStats LastStepStats() const;
+  /// How gradients travel ("shared memory", "gloo", "nccl", "none" at world size 1).
+  std::string GradientTransport() const;
+
+ private:
+  class Impl;
+  std::shared_ptr<torch::nn::Module> module_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Bytes of the state tensors of an SGD, Adam, AdamW, RMSprop or Adagrad optimizer (InvalidArgument for others):
+/// the peer figure for ShardedMemory::optimizer_state_bytes.
+int64_t OptimizerStateBytes(const torch::optim::Optimizer& optimizer);
+
+}  // namespace lakerun::dist

@@ -1,0 +1,34 @@
+#include "dist/shard_layout.h"
+
+#include <lakerun/base/error.h>
+
+#include "dist/bucket_plan.h"
+
+#include <algorithm>
+
+namespace lakerun::dist {
+
+std::vector<ShardedBucket> LayOutShards(const std::vector<at::Tensor>& params, int world, int rank,
+                                        int64_t first_cap_bytes, int64_t cap_bytes) {
+  LAKERUN_CHECK(world >= 1 && rank >= 0 && rank < world, "LayOutShards: rank ", rank, " is not in a world of ",
+                world);
+  std::vector<ShardedBucket> buckets;
+  for (PlannedBucket& planned : PlanBuckets(params, first_cap_bytes, cap_bytes)) {
+    ShardedBucket b;
+    b.params = std::move(planned.params);
+    b.offsets = std::move(planned.offsets);
+    b.numel = planned.numel;
+    b.chunk_numel = (b.numel + world - 1) / world;
+    const int64_t lo = b.chunk_numel * rank, hi = lo + b.chunk_numel;
+    for (std::size_t k = 0; k < b.params.size(); ++k) {
+      const int64_t begin = std::max(lo, b.offsets[k]);
+      const int64_t end = std::min(hi, b.offsets[k] + params[b.params[k]].numel());
+      if (begin >= end) continue;
+      b.pieces.push_back({b.params[k], begin - b.offsets[k], begin - lo, end - begin});
+    }
+    buckets.push_back(std::move(b));
+  }
+  return buckets;
+}
+
+}  // namespace lakerun::dist

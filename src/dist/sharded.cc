@@ -1,0 +1,279 @@
+// ShardedDataParallel: the layout, this rank's chunks and pieces, and the step (refresh, optimizers, all-gather).
+#include <lakerun/dist/sharded.h>
+
+#include <lakerun/base/error.h>
+#include <lakerun/dist/ddp.h>
+
+#include "dist/full_optimizer_state.h"
+#include "dist/grad_hooks.h"
+#include "dist/shard_clip.h"
+#include "dist/shard_collectives.h"
+#include "dist/shard_layout.h"
+#include "dist/sharded_gradients.h"
+#include "dist/sharded_optimizer.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/utils/clip_grad.h>
+
+#include <deque>
+#include <unordered_set>
+
+namespace lakerun::dist {
+
+const char* ToString(ZeroStage stage) {
+  switch (stage) {
+    case ZeroStage::kOptimizerState: return "optimizer_state";
+    case ZeroStage::kGradients: return "gradients";
+  }
+  return "?";
+}
+
+class ShardedDataParallel::Impl {
+ public:
+  Impl(Context& ctx, std::shared_ptr<torch::nn::Module> module,
+       std::vector<std::shared_ptr<torch::optim::Optimizer>> optimizers, ShardedOptions options);
+
+  void Step();
+  std::vector<at::Tensor> BoundGradients();
+  ShardedMemory Memory() const;
+
+  Context& ctx;
+  ShardedOptions options;
+  std::vector<std::shared_ptr<torch::optim::Optimizer>> user_optimizers;
+  std::vector<at::Tensor> params;
+  std::vector<std::string> names;
+  std::vector<ShardedBucket> buckets;
+  std::vector<at::Tensor> chunk_values;  // per bucket: this rank's chunk of the parameters
+  std::vector<at::Tensor> chunk_grads;   // level 2, per bucket: this rank's chunk of the averaged gradients
+  std::vector<OwnedPiece> pieces;
+  std::vector<ShardedOptimizer> optimizers;
+  std::unique_ptr<DistributedDataParallel> ddp;  // level 1's gradients
+  std::unique_ptr<ShardedGradients> gradients;   // level 2's
+
+ private:
+  void BindGradients();
+  void RefreshChunks();
+  void GatherParameters();
+};
+
+ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Module> module,
+                                std::vector<std::shared_ptr<torch::optim::Optimizer>> user,
+                                ShardedOptions opts)
+    : ctx(context), options(opts), user_optimizers(std::move(user)) {
+  for (const auto& item : module->named_parameters(/*recurse=*/true)) {
+    if (!item.value().requires_grad()) continue;
+    LAKERUN_CHECK(item.value().layout() == at::kStrided, "ShardedDataParallel: parameter '", item.key(),
+                  "' is not a dense tensor");
+    params.push_back(item.value());
+    names.push_back(item.key());
+  }
+  if (options.stage == ZeroStage::kOptimizerState) {
+    DdpOptions ddp_options;
+    ddp_options.bucket_cap_bytes = options.bucket_cap_bytes;
+    ddp_options.first_bucket_cap_bytes = options.first_bucket_cap_bytes;
+    ddp_options.broadcast_buffers = options.broadcast_buffers;
+    ddp_options.shared_memory = options.shared_memory;
+    ddp = std::make_unique<DistributedDataParallel>(ctx, module, ddp_options);  // broadcasts rank 0's state
+  } else {
+    BroadcastModuleState(ctx, *module);
+  }
+  buckets = LayOutShards(params, ctx.world_size(), ctx.rank(), options.first_bucket_cap_bytes,
+                         options.bucket_cap_bytes);
+  at::NoGradGuard no_grad;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const at::TensorOptions like = params[buckets[b].params.front()].options().requires_grad(false);
+    chunk_values.push_back(at::zeros({buckets[b].chunk_numel}, like));
+    if (options.stage == ZeroStage::kGradients) chunk_grads.push_back(at::zeros({buckets[b].chunk_numel}, like));
+    for (const ShardPiece& where : buckets[b].pieces) {
+      pieces.push_back({where, b, chunk_values[b].narrow(0, where.chunk_offset, where.numel)});
+    }
+  }
+  RefreshChunks();
+  std::unordered_set<const c10::TensorImpl*> stepped;
+  for (std::size_t o = 0; o < user_optimizers.size(); ++o) {
+    LAKERUN_CHECK(user_optimizers[o] != nullptr, "ShardedDataParallel: optimizer ", o, " is null");
+    optimizers.emplace_back(*user_optimizers[o], o, params, pieces);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (!optimizers.back().GroupOf(i).has_value()) continue;
+      LAKERUN_CHECK_AS(ConfigError, stepped.insert(params[i].unsafeGetTensorImpl()).second,
+                       "ShardedDataParallel: parameter '", names[i], "' is stepped by two optimizers");
+    }
+    optimizers.back().TakeUserState(params, pieces);
+  }
+  if (options.stage == ZeroStage::kGradients) {
+    gradients = std::make_unique<ShardedGradients>(ctx, *module, params, names, buckets, chunk_grads,
+                                                   options.broadcast_buffers);
+  }
+}
+
+// This rank's chunks take the parameters' current values (a load into the module since the last step included).
+void ShardedDataParallel::Impl::RefreshChunks() {
+  for (OwnedPiece& piece : pieces) {
+    piece.value.copy_(params[piece.where.param].reshape({-1}).narrow(0, piece.where.param_offset, piece.where.numel));
+  }
+}
+
+// Each piece's .grad: level 1, a view of its parameter's averaged .grad; level 2, a view of the bucket's gradient
+// chunk. Undefined before any gradient exists, so optimizers skip it as they skip a parameter without .grad.
+void ShardedDataParallel::Impl::BindGradients() {
+  for (OwnedPiece& piece : pieces) {
+    at::Tensor grad;
+    if (gradients) {
+      if (gradients->has_gradients()) grad = chunk_grads[piece.bucket].narrow(0, piece.where.chunk_offset, piece.where.numel);
+    } else if (const at::Tensor& full = params[piece.where.param].grad(); full.defined()) {
+      grad = full.reshape({-1}).narrow(0, piece.where.param_offset, piece.where.numel);
+    }
+    piece.value.mutable_grad() = grad;
+  }
+}
+
+std::vector<at::Tensor> ShardedDataParallel::Impl::BoundGradients() {
+  BindGradients();
+  std::vector<at::Tensor> grads;
+  for (const OwnedPiece& piece : pieces) grads.push_back(piece.value.grad());
+  return grads;
+}
+
+// Every bucket's chunks back into the parameters, at most two buckets in flight.
+void ShardedDataParallel::Impl::GatherParameters() {
+  struct InFlight {
+    std::size_t bucket;
+    at::Tensor whole;
+    PendingShardOp op;
+  };
+  std::deque<InFlight> in_flight;
+  auto finish_oldest = [&] {
+    InFlight& f = in_flight.front();
+    f.op.Wait();
+    const ShardedBucket& b = buckets[f.bucket];
+    for (std::size_t k = 0; k < b.params.size(); ++k) {
+      at::Tensor& p = params[b.params[k]];
+      p.copy_(f.whole.narrow(0, b.offsets[k], p.numel()).view_as(p));
+    }
+    in_flight.pop_front();
+  };
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    at::Tensor whole = at::empty({buckets[b].padded_numel(ctx.world_size())}, chunk_values[b].options());
+    PendingShardOp op = StartAllGather(ctx, chunk_values[b], whole);
+    in_flight.push_back({b, std::move(whole), std::move(op)});
+    if (in_flight.size() > 1) finish_oldest();
+  }
+  while (!in_flight.empty()) finish_oldest();
+}
+
+void ShardedDataParallel::Impl::Step() {
+  if (ddp) {
+    ddp->FinishGradientSync();
+  } else {
+    gradients->Finalize();
+  }
+  at::NoGradGuard no_grad;
+  RefreshChunks();
+  BindGradients();
+  for (ShardedOptimizer& opt : optimizers) opt.Step();
+  GatherParameters();
+}
+
+ShardedMemory ShardedDataParallel::Impl::Memory() const {
+  ShardedMemory m;
+  for (const ShardedOptimizer& opt : optimizers) m.optimizer_state_bytes += opt.StateBytes();
+  for (const at::Tensor& t : chunk_values) m.chunk_bytes += static_cast<int64_t>(t.nbytes());
+  if (gradients) {
+    for (const at::Tensor& t : chunk_grads) m.gradient_bytes += static_cast<int64_t>(t.nbytes());
+  } else {
+    for (const at::Tensor& p : params) {
+      if (p.grad().defined()) m.gradient_bytes += static_cast<int64_t>(p.grad().nbytes());
+    }
+  }
+  return m;
+}
+
+ShardedDataParallel::ShardedDataParallel(Context& ctx, std::shared_ptr<torch::nn::Module> module,
+                                         std::vector<std::shared_ptr<torch::optim::Optimizer>> optimizers,
+                                         ShardedOptions options)
+    : module_(std::move(module)) {
+  LAKERUN_CHECK(module_ != nullptr, "ShardedDataParallel: null module on rank ", ctx.rank());
+  impl_ = std::make_unique<Impl>(ctx, module_, std::move(optimizers), options);
+}
+
+ShardedDataParallel::~ShardedDataParallel() = default;
+
+class ShardedDataParallel::NoSyncScope::Saved {
+ public:
+  explicit Saved(ShardedDataParallel& sdp) : gradients_(sdp.impl_->gradients.get()) {
+    if (sdp.impl_->ddp) ddp_scope_.emplace(*sdp.impl_->ddp);
+    if (gradients_ != nullptr) previous_ = gradients_->sync_enabled.exchange(false);
+  }
+  ~Saved() {
+    if (gradients_ != nullptr) gradients_->sync_enabled = previous_;
+  }
+
+ private:
+  std::optional<DistributedDataParallel::NoSyncScope> ddp_scope_;
+  ShardedGradients* gradients_;
+  bool previous_ = true;
+};
+
+ShardedDataParallel::NoSyncScope::NoSyncScope(ShardedDataParallel& sdp) : saved_(std::make_unique<Saved>(sdp)) {}
+ShardedDataParallel::NoSyncScope::~NoSyncScope() = default;
+
+void ShardedDataParallel::FinishGradientSync() {
+  if (impl_->ddp) {
+    impl_->ddp->FinishGradientSync();
+  } else {
+    impl_->gradients->Finalize();
+  }
+}
+
+// Level 1 holds the whole averaged gradients on every rank: clipping them as DDP does costs no communication and
+// gives DDP's bits. Level 2 holds chunks: their norm takes one all-reduce.
+double ShardedDataParallel::ClipGradNorm(double max_norm, double norm_type) {
+  FinishGradientSync();
+  if (impl_->ddp) return torch::nn::utils::clip_grad_norm_(impl_->params, max_norm, norm_type);
+  return ClipShardGradNorm(impl_->ctx, impl_->BoundGradients(), max_norm, norm_type);
+}
+
+void ShardedDataParallel::ClipGradValue(double clip_value) {
+  FinishGradientSync();
+  if (impl_->ddp) return torch::nn::utils::clip_grad_value_(impl_->params, clip_value);
+  ClipShardGradValue(impl_->BoundGradients(), clip_value);
+}
+
+void ShardedDataParallel::Step() { impl_->Step(); }
+
+ShardedDataParallel::GatheredState ShardedDataParallel::GatherOptimizerState(int root) {
+  LAKERUN_CHECK(root >= 0 && root < impl_->ctx.world_size(), "GatherOptimizerState: root=", root,
+                " is not a rank of a world of ", impl_->ctx.world_size());
+  Impl& im = *impl_;
+  for (const ShardedOptimizer& opt : im.optimizers) {
+    GatherFullOptimizerState(im.ctx, opt, im.params, im.buckets, im.pieces, root);
+  }
+  return GatheredState(im.ctx.rank() == root ? im.user_optimizers
+                                             : std::vector<std::shared_ptr<torch::optim::Optimizer>>{});
+}
+
+ShardedDataParallel::GatheredState::GatheredState(std::vector<std::shared_ptr<torch::optim::Optimizer>> filled)
+    : filled_(std::move(filled)) {}
+ShardedDataParallel::GatheredState::GatheredState(GatheredState&& other) noexcept
+    : filled_(std::move(other.filled_)) {
+  other.filled_.clear();
+}
+ShardedDataParallel::GatheredState::~GatheredState() {
+  for (auto& opt : filled_) opt->state().clear();
+}
+
+ZeroStage ShardedDataParallel::stage() const { return impl_->options.stage; }
+ShardedMemory ShardedDataParallel::Memory() const { return impl_->Memory(); }
+
+ShardedStepStats ShardedDataParallel::LastStepStats() const {
+  if (impl_->gradients) return impl_->gradients->Stats();
+  const DdpStepStats s = impl_->ddp->LastStepStats();
+  return {s.buckets, s.launched_before_last_gradient};
+}
+
+std::string ShardedDataParallel::GradientTransport() const {
+  if (impl_->ddp) return impl_->ddp->GradientTransport();
+  return impl_->ctx.world_size() > 1 ? impl_->ctx.backend() : "none";
+}
+
+}  // namespace lakerun::dist

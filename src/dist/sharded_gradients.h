@@ -1,0 +1,78 @@
+// ZeRO level 2's gradient path: during backward each gradient is copied into its bucket and the parameter's .grad
+// released; each full bucket is reduce-scattered (shard_collectives.h) into this rank's gradient chunk while
+// backward goes on; when backward ends, every chunk holds this rank's part of the average over ranks.
+#pragma once
+
+#include <lakerun/dist/init.h>
+#include <lakerun/dist/sharded.h>
+
+#include "dist/grad_hooks.h"
+#include "dist/shard_collectives.h"
+#include "dist/shard_layout.h"
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace lakerun::dist {
+
+class ShardedGradients {
+ public:
+  /// `chunks[b]`: this rank's gradient chunk of bucket b (buckets[b].chunk_numel elements), written by each
+  /// synchronized backward. Registers the hooks.
+  ShardedGradients(Context& ctx, torch::nn::Module& module, std::vector<at::Tensor> params,
+                   std::vector<std::string> names, const std::vector<ShardedBucket>& buckets,
+                   std::vector<at::Tensor> chunks, bool broadcast_buffers);
+  ~ShardedGradients();
+
+  /// Waits for every bucket and divides by the world size; runs by itself at the end of a synchronized backward.
+  void Finalize();
+  /// Whether some synchronized backward has written the chunks.
+  bool has_gradients() const { return has_gradients_; }
+  ShardedStepStats Stats() const;
+
+  std::atomic<bool> sync_enabled{true};
+
+ private:
+  struct Param {
+    at::Tensor variable;
+    std::string name;
+    std::size_t bucket = 0;
+    int64_t offset = 0;
+    bool ready = false;
+    bool twice = false;
+  };
+  struct Bucket {
+    std::vector<std::size_t> params;
+    int64_t padded_numel = 0;
+    at::Tensor flat;  // this backward's gradients, allocated at the first one, freed once reduced
+    std::size_t pending = 0;
+    PendingShardOp op;
+  };
+
+  void OnGradReady(std::size_t index);
+  void LaunchReadyBuckets();
+  void Reset();
+
+  Context& ctx_;
+  torch::nn::Module& module_;
+  bool broadcast_buffers_;
+  std::vector<Param> params_;
+  std::vector<Bucket> buckets_;
+  std::vector<at::Tensor> chunks_;
+  std::unique_ptr<GradAccumulatorHooks> hooks_;
+  std::size_t next_launch_ = 0;
+  std::size_t ready_count_ = 0;
+  bool in_backward_ = false;
+  bool has_gradients_ = false;
+  ShardedStepStats step_stats_, last_stats_;
+  mutable std::mutex mu_;  // hooks may run on autograd device threads
+};
+
+}  // namespace lakerun::dist

@@ -1,0 +1,189 @@
+// Test support for the sharded data parallel tests: a small model, its data, optimizers of each supported kind, and
+// one training routine that runs it under DDP or either ZeRO level on the calling rank.
+#pragma once
+
+#include <lakerun/dist/ddp.h>
+#include <lakerun/dist/sharded.h>
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/module.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adagrad.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/rmsprop.h>
+#include <torch/optim/sgd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lakerun::dist::testing {
+
+// Layers of odd sizes, so bucket chunks cut through parameters.
+struct ShardNet : torch::nn::Module {
+  ShardNet() {
+    fc1 = register_module("fc1", torch::nn::Linear(6, 10));
+    fc2 = register_module("fc2", torch::nn::Linear(10, 7));
+    fc3 = register_module("fc3", torch::nn::Linear(7, 3));
+  }
+  at::Tensor forward(const at::Tensor& x) { return fc3(torch::tanh(fc2(torch::tanh(fc1(x))))); }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+};
+
+enum class Parallel { kDdp, kZero1, kZero2 };
+enum class Opt { kSgd, kAdam, kAdamW, kRmsprop, kAdagrad };
+
+inline const char* Name(Parallel p) { return p == Parallel::kDdp ? "ddp" : p == Parallel::kZero1 ? "zero1" : "zero2"; }
+inline const char* Name(Opt o) {
+  switch (o) {
+    case Opt::kSgd: return "sgd";
+    case Opt::kAdam: return "adam";
+    case Opt::kAdamW: return "adamw";
+    case Opt::kRmsprop: return "rmsprop";
+    case Opt::kAdagrad: return "adagrad";
+  }
+  return "?";
+}
+
+/// Two param groups (fc1 at a lower learning rate), each kind with non-default options that reach every field.
+inline std::shared_ptr<torch::optim::Optimizer> MakeOpt(Opt kind, ShardNet& net) {
+  std::vector<at::Tensor> first = net.fc1->parameters(), rest;
+  for (auto* m : {&net.fc2, &net.fc3}) {
+    for (const auto& p : (*m)->parameters()) rest.push_back(p);
+  }
+  auto groups = [&](auto options) {
+    std::vector<torch::optim::OptimizerParamGroup> g;
+    auto slow = std::make_unique<decltype(options)>(options);
+    slow->lr(options.lr() / 2);
+    g.emplace_back(first, std::move(slow));
+    g.emplace_back(rest);
+    return g;
+  };
+  switch (kind) {
+    case Opt::kSgd: {
+      auto o = torch::optim::SGDOptions(0.1).momentum(0.5).weight_decay(1e-3).nesterov(true);
+      return std::make_shared<torch::optim::SGD>(groups(o), o);
+    }
+    case Opt::kAdam: {
+      auto o = torch::optim::AdamOptions(0.01).weight_decay(1e-3).amsgrad(true);
+      return std::make_shared<torch::optim::Adam>(groups(o), o);
+    }
+    case Opt::kAdamW: {
+      auto o = torch::optim::AdamWOptions(0.01);
+      return std::make_shared<torch::optim::AdamW>(groups(o), o);
+    }
+    case Opt::kRmsprop: {
+      auto o = torch::optim::RMSpropOptions(0.01).momentum(0.3).centered(true);
+      return std::make_shared<torch::optim::RMSprop>(groups(o), o);
+    }
+    case Opt::kAdagrad: {
+      auto o = torch::optim::AdagradOptions(0.05).initial_accumulator_value(0.1);
+      return std::make_shared<torch::optim::Adagrad>(groups(o), o);
+    }
+  }
+  return nullptr;
+}
+
+inline std::vector<at::Tensor> Snapshot(torch::nn::Module& net) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : net.parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+inline void Load(torch::nn::Module& net, const std::vector<at::Tensor>& values) {
+  at::NoGradGuard no_grad;
+  auto params = net.parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(values[i]);
+}
+
+inline std::vector<at::Tensor> InitialParameters() {
+  at::manual_seed(7);
+  ShardNet net;
+  return Snapshot(net);
+}
+
+struct TrainCase {
+  int world = 2;
+  Opt opt = Opt::kAdam;
+  int accumulate = 1;       ///< micro-batches per step; all but the last inside NoSync()
+  double clip_norm = 0;     ///< 0: none
+  int64_t first_cap = 1 << 20, cap = 25 << 20;
+  int steps = 6;
+};
+
+constexpr int kRowsPerMicroBatch = 3;
+
+/// Step s, rank r, micro-batch m of `c`: rows drawn from one seeded generator so every run sees the same data.
+inline std::pair<at::Tensor, at::Tensor> Batch(const TrainCase& c, int step, int rank, int micro) {
+  at::Generator gen = at::detail::createCPUGenerator(1000 + step);
+  const int64_t rows = static_cast<int64_t>(c.world) * c.accumulate * kRowsPerMicroBatch;
+  at::Tensor x = at::randn({rows, 6}, gen), y = at::randn({rows, 3}, gen);
+  const int64_t start = (static_cast<int64_t>(rank) * c.accumulate + micro) * kRowsPerMicroBatch;
+  return {x.narrow(0, start, kRowsPerMicroBatch), y.narrow(0, start, kRowsPerMicroBatch)};
+}
+
+/// What one rank ends with.
+struct TrainResult {
+  std::vector<at::Tensor> params;
+  std::vector<double> norms;  ///< the clipping norm of each step
+  int64_t state_bytes = 0;    ///< optimizer state bytes held on this rank
+};
+
+/// Trains `c.steps` steps of `c` on this rank under `parallel`, starting from `init` (rank 0's; the others start
+/// from zeros, which the wrappers' broadcast must fix).
+inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, const std::vector<at::Tensor>& init) {
+  auto net = std::make_shared<ShardNet>();
+  if (ctx.rank() == 0) {
+    Load(*net, init);
+  } else {
+    for (auto& p : net->parameters()) p.detach().zero_();
+  }
+  std::shared_ptr<torch::optim::Optimizer> opt = MakeOpt(c.opt, *net);
+  std::unique_ptr<DistributedDataParallel> ddp;
+  std::unique_ptr<ShardedDataParallel> sdp;
+  if (parallel == Parallel::kDdp) {
+    DdpOptions o;
+    o.first_bucket_cap_bytes = c.first_cap;
+    o.bucket_cap_bytes = c.cap;
+    ddp = std::make_unique<DistributedDataParallel>(ctx, net, o);
+  } else {
+    ShardedOptions o;
+    o.stage = parallel == Parallel::kZero1 ? ZeroStage::kOptimizerState : ZeroStage::kGradients;
+    o.first_bucket_cap_bytes = c.first_cap;
+    o.bucket_cap_bytes = c.cap;
+    sdp = std::make_unique<ShardedDataParallel>(ctx, net, std::vector{opt}, o);
+  }
+  TrainResult result;
+  for (int s = 0; s < c.steps; ++s) {
+    opt->zero_grad();
+    for (int m = 0; m < c.accumulate; ++m) {
+      auto [x, y] = Batch(c, s, ctx.rank(), m);
+      at::Tensor loss = (net->forward(x) - y).pow(2).mean() / c.accumulate;
+      if (m + 1 < c.accumulate) {
+        std::optional<DistributedDataParallel::NoSyncScope> a;
+        std::optional<ShardedDataParallel::NoSyncScope> b;
+        if (ddp) a.emplace(*ddp);
+        if (sdp) b.emplace(*sdp);
+        loss.backward();
+      } else {
+        loss.backward();
+      }
+    }
+    if (c.clip_norm > 0) {
+      result.norms.push_back(sdp ? sdp->ClipGradNorm(c.clip_norm)
+                                 : torch::nn::utils::clip_grad_norm_(net->parameters(), c.clip_norm));
+    }
+    if (sdp) {
+      sdp->Step();
+    } else {
+      opt->step();
+    }
+  }
+  result.params = Snapshot(*net);
+  result.state_bytes = sdp ? sdp->Memory().optimizer_state_bytes : OptimizerStateBytes(*opt);
+  return result;
+}
+
+}  // namespace lakerun::dist::testing
