@@ -16,22 +16,13 @@
 namespace lakerun::dist {
 namespace {
 
-using testing::InitialParameters;
 using testing::Opt;
 using testing::Parallel;
 using testing::RunRanks;
 using testing::ShardNet;
 using testing::TrainCase;
+using testing::TrainOnRanks;
 using testing::TrainResult;
-
-// Every rank's result of training `c` under `parallel`.
-std::vector<TrainResult> TrainAll(const TrainCase& c, Parallel parallel) {
-  const std::vector<at::Tensor> init = InitialParameters();
-  std::vector<TrainResult> results(c.world);
-  RunRanks(c.world, [&](Context& ctx) { results[ctx.rank()] = testing::Train(ctx, c, parallel, init); },
-           std::chrono::seconds(60));
-  return results;
-}
 
 double MaxDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
   double diff = 0;
@@ -54,9 +45,9 @@ class ShardedEquivalenceTest : public ::testing::TestWithParam<TrainCase> {};
 // clipping coefficient by an ulp; level 1 clips the whole gradients as DDP does and stays bitwise.
 TEST_P(ShardedEquivalenceTest, BothLevelsEndWithDdpsParametersOnEveryRank) {
   const TrainCase c = GetParam();
-  const std::vector<TrainResult> ddp = TrainAll(c, Parallel::kDdp);
+  const std::vector<TrainResult> ddp = TrainOnRanks(c, Parallel::kDdp);
   for (Parallel level : {Parallel::kZero1, Parallel::kZero2}) {
-    const std::vector<TrainResult> zero = TrainAll(c, level);
+    const std::vector<TrainResult> zero = TrainOnRanks(c, level);
     const bool expect_bitwise = level == Parallel::kZero1 || c.clip_norm == 0;
     for (int r = 0; r < c.world; ++r) {
       // Every rank's gathered parameters are the same bits.
@@ -109,8 +100,8 @@ TEST(ShardedDataParallelTest, EachRankHoldsAboutOneWorldthOfTheOptimizerState) {
   for (int world : {2, 3}) {
     TrainCase c = Case(world, Opt::kAdam, 1, 0, true);
     c.steps = 2;
-    const std::vector<TrainResult> ddp = TrainAll(c, Parallel::kDdp);
-    const std::vector<TrainResult> zero = TrainAll(c, Parallel::kZero2);
+    const std::vector<TrainResult> ddp = TrainOnRanks(c, Parallel::kDdp);
+    const std::vector<TrainResult> zero = TrainOnRanks(c, Parallel::kZero2);
     // Adam with amsgrad: three float tensors per element, so DDP's state is 12 bytes per parameter element.
     int64_t elements = 0;
     for (const at::Tensor& p : ddp[0].params) elements += p.numel();
@@ -203,9 +194,9 @@ TEST(ShardedDataParallelTest, OptimizersThatCannotBeShardedAreConfigErrors) {
 
 TEST(ShardedDataParallelTest, WorldOfOneTrainsLikeAPlainLoop) {
   TrainCase c = Case(1, Opt::kAdam, 2, 0.05, true);
-  const std::vector<TrainResult> plain = TrainAll(c, Parallel::kDdp);
+  const std::vector<TrainResult> plain = TrainOnRanks(c, Parallel::kDdp);
   for (Parallel level : {Parallel::kZero1, Parallel::kZero2}) {
-    const std::vector<TrainResult> zero = TrainAll(c, level);
+    const std::vector<TrainResult> zero = TrainOnRanks(c, level);
     EXPECT_LE(MaxDiff(zero[0].params, plain[0].params), 1e-6) << Name(level);
     EXPECT_EQ(zero[0].state_bytes, plain[0].state_bytes) << Name(level);
   }

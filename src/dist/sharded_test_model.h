@@ -5,6 +5,8 @@
 #include <lakerun/dist/ddp.h>
 #include <lakerun/dist/sharded.h>
 
+#include "dist/rank_threads.h"
+
 #include <ATen/ATen.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/module.h>
@@ -15,7 +17,12 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -131,9 +138,40 @@ struct TrainResult {
   int64_t state_bytes = 0;    ///< optimizer state bytes held on this rank
 };
 
-/// Trains `c.steps` steps of `c` on this rank under `parallel`, starting from `init` (rank 0's; the others start
-/// from zeros, which the wrappers' broadcast must fix).
-inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, const std::vector<at::Tensor>& init) {
+/// Part of a training run: steps [first_step, end_step) of the case, optionally from and to a checkpoint.
+struct Phase {
+  int first_step = 0;
+  int end_step = -1;                  ///< -1: TrainCase::steps
+  const std::string* load = nullptr;  ///< a checkpoint every rank loads before wrapping the module
+  std::string* save = nullptr;        ///< where rank 0 writes a checkpoint (module and optimizer) at the end
+};
+
+/// Module and optimizer in one archive, as a DDP program (or the Trainer) writes them.
+inline std::string SaveCheckpoint(torch::nn::Module& net, const torch::optim::Optimizer& opt) {
+  torch::serialize::OutputArchive ar, model, optimizer;
+  net.save(model);
+  opt.save(optimizer);
+  ar.write("model", model);
+  ar.write("optimizer", optimizer);
+  std::ostringstream out;
+  ar.save_to(out);
+  return out.str();
+}
+
+inline void LoadCheckpoint(const std::string& bytes, torch::nn::Module& net, torch::optim::Optimizer& opt) {
+  torch::serialize::InputArchive ar, model, optimizer;
+  std::istringstream in(bytes);
+  ar.load_from(in);
+  ar.read("model", model);
+  ar.read("optimizer", optimizer);
+  net.load(model);
+  opt.load(optimizer);
+}
+
+/// Trains steps of `c` on this rank under `parallel`, starting from `init` (rank 0's; the others start from zeros,
+/// which the wrappers' broadcast must fix) or from `phase.load`.
+inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, const std::vector<at::Tensor>& init,
+                         const Phase& phase = {}) {
   auto net = std::make_shared<ShardNet>();
   if (ctx.rank() == 0) {
     Load(*net, init);
@@ -141,6 +179,7 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
     for (auto& p : net->parameters()) p.detach().zero_();
   }
   std::shared_ptr<torch::optim::Optimizer> opt = MakeOpt(c.opt, *net);
+  if (phase.load != nullptr) LoadCheckpoint(*phase.load, *net, *opt);
   std::unique_ptr<DistributedDataParallel> ddp;
   std::unique_ptr<ShardedDataParallel> sdp;
   if (parallel == Parallel::kDdp) {
@@ -156,7 +195,8 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
     sdp = std::make_unique<ShardedDataParallel>(ctx, net, std::vector{opt}, o);
   }
   TrainResult result;
-  for (int s = 0; s < c.steps; ++s) {
+  const int end = phase.end_step < 0 ? c.steps : phase.end_step;
+  for (int s = phase.first_step; s < end; ++s) {
     opt->zero_grad();
     for (int m = 0; m < c.accumulate; ++m) {
       auto [x, y] = Batch(c, s, ctx.rank(), m);
@@ -183,7 +223,21 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
   }
   result.params = Snapshot(*net);
   result.state_bytes = sdp ? sdp->Memory().optimizer_state_bytes : OptimizerStateBytes(*opt);
+  if (phase.save != nullptr) {
+    std::optional<ShardedDataParallel::GatheredState> gathered;
+    if (sdp) gathered.emplace(sdp->GatherOptimizerState(0));
+    if (ctx.rank() == 0) *phase.save = SaveCheckpoint(*net, *opt);
+  }
   return result;
+}
+
+/// Every rank's result of `phase` of `c` under `parallel`, ranks as threads.
+inline std::vector<TrainResult> TrainOnRanks(const TrainCase& c, Parallel parallel, const Phase& phase = {}) {
+  const std::vector<at::Tensor> init = InitialParameters();
+  std::vector<TrainResult> results(c.world);
+  RunRanks(c.world, [&](Context& ctx) { results[ctx.rank()] = Train(ctx, c, parallel, init, phase); },
+           std::chrono::seconds(60));
+  return results;
 }
 
 }  // namespace lakerun::dist::testing
