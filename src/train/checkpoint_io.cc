@@ -68,7 +68,10 @@ void LoadArchive(FileSystem& fs, const std::string& path, c10::Device device, to
 
 }  // namespace
 
-std::string Trainer::Impl::DumpCheckpoint(const Trainer& t) const {
+std::string Trainer::Impl::DumpCheckpoint(const Trainer& t) {
+  // Collective under a sharded strategy: the optimizers hold their full state on rank 0 while `gathered` lives.
+  const auto gathered = parallel.GatherOptimizerState();
+  if (t.state_.Sync().rank() != 0) return {};
   torch::serialize::OutputArchive ar;
   ar.write("format", c10::IValue(std::string(kFormatVersion)));
   torch::serialize::OutputArchive weights;

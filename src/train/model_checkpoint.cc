@@ -352,12 +352,13 @@ void ModelCheckpoint::SaveCheckpoint(TrainerState& state, const std::string& fil
   last_global_step_saved_ = state.global_step;
   last_checkpoint_saved_ = filepath;
   RankSync& sync = state.Sync();
+  LAKERUN_CHECK_AS(InternalError, static_cast<bool>(state.dump_checkpoint), state_key(),
+                   ": TrainerState::dump_checkpoint is not set; cannot write ", filepath);
+  const std::string bytes = state.dump_checkpoint();  // on every rank: a sharded strategy gathers state here
   if (sync.rank() == 0) {
-    LAKERUN_CHECK_AS(InternalError, static_cast<bool>(state.dump_checkpoint), state_key(),
-                     ": TrainerState::dump_checkpoint is not set; cannot write ", filepath);
     FileSystem& fs = state.Fs();
     fs.CreateDirs(DirName(filepath));
-    fs.WriteAtomically(filepath, state.dump_checkpoint());
+    fs.WriteAtomically(filepath, bytes);
     // Logged as written (Lightning's log_model="all"); a displaced top-k file stays in the run.
     if (options_.log_checkpoints_to_run && state.log_artifact) state.log_artifact(filepath);
   }

@@ -1,7 +1,6 @@
 #include "lakerun/train/trainer.h"
 
 #include <ATen/Context.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -19,13 +18,20 @@
 namespace lakerun::train {
 namespace {
 
+// The job a fit runs in: TrainerOptions::dist_context, else lakerun::dist's (joined here); nullptr when not
+// distributed.
+dist::Context* JoinJob(const TrainerOptions& options) {
+  if (!options.distributed) return nullptr;
+  return options.dist_context != nullptr ? options.dist_context : &dist::Init();
+}
+
 // Resolves TrainerOptions::accelerator (against the process group once lakerun::dist is initialised) and moves the
 // module's parameters and buffers there.
 c10::Device ResolveAndMove(Module& module, const TrainerOptions& options) {
   DeviceFacts facts;
   facts.cuda_available = at::hasCUDA();
-  if (options.distributed && dist::IsInitialized()) {
-    dist::Context& ctx = dist::CurrentContext();
+  if (options.distributed && (options.dist_context != nullptr || dist::IsInitialized())) {
+    const dist::Context& ctx = options.dist_context != nullptr ? *options.dist_context : dist::CurrentContext();
     facts.group_device = ctx.device();
     facts.world_size = ctx.world_size();
   }
@@ -154,6 +160,9 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
   LAKERUN_CHECK_AS(ConfigError,
                    o.progress_style == "auto" || o.progress_style == "bar" || o.progress_style == "lines",
                    "Trainer: progress_style must be 'auto', 'bar' or 'lines', got '", o.progress_style, "'");
+  LAKERUN_CHECK_AS(ConfigError, o.strategy == Strategy::kDdp || o.precision != "16-mixed", "Trainer: strategy '",
+                   ToString(o.strategy), "' does not support precision '16-mixed' (its grad scaler steps whole "
+                   "optimizers); use \"bf16-mixed\" or strategy 'ddp'");
   LAKERUN_CHECK_AS(ConfigError, o.log_model_artifact_path.empty() || o.tracker != nullptr,
                    "Trainer: log_model_artifact_path='", o.log_model_artifact_path, "' needs TrainerOptions::tracker");
   // Both throw ConfigError naming the option; a fit checks again once the process group is known.
@@ -172,10 +181,11 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
 Trainer::~Trainer() = default;
 
 void Trainer::SaveCheckpoint(const std::string& path) {
+  const std::string bytes = state_.dump_checkpoint();  // on every rank: a sharded strategy gathers state here
   if (state_.Sync().rank() == 0) {
     FileSystem& fs = state_.Fs();
     fs.CreateDirs(DirName(path));
-    fs.WriteAtomically(path, state_.dump_checkpoint());
+    fs.WriteAtomically(path, bytes);
   }
   state_.Sync().Barrier();
 }
@@ -245,15 +255,12 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
 
 namespace {
 // Runs PrepareData on rank 0 (others wait), then Setup(stage) everywhere.
-void PrepareAndSetup(DataModule& dm, const std::string& stage, bool distributed) {
+void PrepareAndSetup(DataModule& dm, const std::string& stage, const TrainerOptions& options) {
   RankSync* sync = nullptr;
   std::unique_ptr<RankSync> owned;
-  if (distributed) {
-    dist::Context& ctx = dist::Init();
-    if (ctx.world_size() > 1) {
-      owned = NewDistRankSync(ctx);
-      sync = owned.get();
-    }
+  if (dist::Context* ctx = JoinJob(options); ctx != nullptr && ctx->world_size() > 1) {
+    owned = NewDistRankSync(*ctx);
+    sync = owned.get();
   }
   if (sync == nullptr || sync->rank() == 0) dm.PrepareData();
   if (sync != nullptr) sync->Barrier();
@@ -262,7 +269,7 @@ void PrepareAndSetup(DataModule& dm, const std::string& stage, bool distributed)
 }  // namespace
 
 void Trainer::Fit(Module& module, DataModule& datamodule, const std::string& ckpt_path) {
-  PrepareAndSetup(datamodule, "fit", options_.distributed);
+  PrepareAndSetup(datamodule, "fit", options_);
   BatchSource* train = datamodule.TrainSource();
   LAKERUN_CHECK_AS(ConfigError, train != nullptr, "Trainer::Fit: the DataModule has no train source");
   Fit(module, *train, datamodule.ValSource(), ckpt_path);
@@ -270,7 +277,7 @@ void Trainer::Fit(Module& module, DataModule& datamodule, const std::string& ckp
 }
 
 MetricMap Trainer::Validate(Module& module, DataModule& datamodule) {
-  PrepareAndSetup(datamodule, "validate", options_.distributed);
+  PrepareAndSetup(datamodule, "validate", options_);
   BatchSource* val = datamodule.ValSource();
   LAKERUN_CHECK_AS(ConfigError, val != nullptr, "Trainer::Validate: the DataModule has no val source");
   MetricMap out = Validate(module, *val);
@@ -279,7 +286,7 @@ MetricMap Trainer::Validate(Module& module, DataModule& datamodule) {
 }
 
 MetricMap Trainer::Test(Module& module, DataModule& datamodule) {
-  PrepareAndSetup(datamodule, "test", options_.distributed);
+  PrepareAndSetup(datamodule, "test", options_);
   BatchSource* test = datamodule.TestSource();
   LAKERUN_CHECK_AS(ConfigError, test != nullptr, "Trainer::Test: the DataModule has no test source");
   MetricMap out = Test(module, *test);
@@ -291,17 +298,12 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   Impl& im = *impl_;
   im.module = &module;
   // Ranks.
-  im.ddp.reset();  // a previous Fit's hooks go before new ones are registered
-  int world_size = 1;
-  dist::Context* dist_context = nullptr;
-  if (options_.distributed) {
-    dist::Context& ctx = dist::Init();
-    dist_context = &ctx;
-    world_size = ctx.world_size();
-    if (ctx.world_size() > 1) {
-      im.sync = NewDistRankSync(ctx);
-      im.metric_sync = NewDistMetricSync(ctx);
-    }
+  im.parallel = DataParallel();  // a previous Fit's hooks go before new ones are registered
+  dist::Context* dist_context = JoinJob(options_);
+  const int world_size = dist_context != nullptr ? dist_context->world_size() : 1;
+  if (world_size > 1) {
+    im.sync = NewDistRankSync(*dist_context);
+    im.metric_sync = NewDistMetricSync(*dist_context);
   }
   im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   // Lightning's order: the module goes to its device before configure_optimizers.
@@ -367,12 +369,10 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     }
     for (auto& c : im.schedulers) c.scheduler->ScaleLearningRates(factor);
   }
-  // DDP wraps the module only now: restoring a checkpoint re-seats the parameters' storage (Module::load uses
-  // Tensor::set_), and DDP's gradient hooks must see the parameters the optimizer will step.
-  if (world_size > 1) {
-    std::shared_ptr<torch::nn::Module> alias(&module, [](torch::nn::Module*) {});
-    im.ddp = std::make_unique<dist::DistributedDataParallel>(*dist_context, alias);
-  }
+  // The strategy wraps the module only now: restoring a checkpoint re-seats the parameters' storage (Module::load
+  // uses Tensor::set_), the gradient hooks must see the parameters the optimizer will step, and a sharded strategy
+  // takes its part of the optimizer state the checkpoint restored.
+  if (world_size > 1) im.parallel = DataParallel(options_.strategy, *dist_context, module, im.optimizers);
   const bool rank0 = state_.Sync().rank() == 0;
   if (rank0 && options_.run != nullptr && options_.fast_dev_run == 0) {
     const auto hparams = module.Hyperparameters();
@@ -455,22 +455,17 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
                     " must return a one-element loss tensor");
       // Without accumulation the loss is used as is: dividing by 1 would add a kernel and an autograd node per step.
       at::Tensor scaled = im.precision->ScaleLoss(k == 1 ? loss : loss / static_cast<double>(k));
-      if (im.ddp && !stepping) {
-        auto no_sync = im.ddp->NoSync();
-        scaled.backward();
-      } else {
-        scaled.backward();
-      }
+      im.parallel.Backward(scaled, /*sync=*/stepping);
       if (stepping) {
         for (auto& opt : im.optimizers) im.precision->Unscale(*opt);  // before clipping
         if (options_.gradient_clip_val > 0) {
           if (options_.gradient_clip_algorithm == "norm") {
-            torch::nn::utils::clip_grad_norm_(module.parameters(), options_.gradient_clip_val);
+            im.parallel.ClipGradNorm(module, options_.gradient_clip_val);
           } else {
-            torch::nn::utils::clip_grad_value_(module.parameters(), options_.gradient_clip_val);
+            im.parallel.ClipGradValue(module, options_.gradient_clip_val);
           }
         }
-        for (auto& opt : im.optimizers) im.precision->Step(*opt);
+        im.parallel.Step(*im.precision, im.optimizers);
         im.precision->AfterStep();
         ++state_.global_step;
         // Lightning: step-interval schedulers after each optimizer step; epoch-interval ones (not monitoring) once

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lakerun/dist/ddp.h"
 #include "lakerun/train/trainer.h"
+#include "train/data_parallel.h"
 #include "train/precision.h"
 #include "train/progress.h"
 
@@ -18,7 +18,7 @@ class Trainer::Impl {
   Module* module = nullptr;
   Optimizers optimizers;
   std::vector<LRSchedulerConfig> schedulers;
-  std::unique_ptr<dist::DistributedDataParallel> ddp;
+  DataParallel parallel;  // the strategy's wrapper around the module during a fit
   std::unique_ptr<RankSync> sync;
   std::unique_ptr<MetricSync> metric_sync;
   std::unique_ptr<LoggedMetrics> metrics;
@@ -29,8 +29,9 @@ class Trainer::Impl {
   std::map<std::string, int64_t> loader_state;
   MetricMap pending_step;  // step metrics since the last step that reached the run
 
-  /// The checkpoint bytes of the current state (docs/trainer.md, "Checkpoint format").
-  std::string DumpCheckpoint(const Trainer& t) const;
+  /// The checkpoint bytes of the current state (docs/trainer.md, "Checkpoint format") on rank 0, empty elsewhere.
+  /// Every rank calls it: a sharded strategy gathers the optimizer state from all of them.
+  std::string DumpCheckpoint(const Trainer& t);
   /// Restores a checkpoint into `t` (module, callbacks, optimizers, schedulers, scaler, loop progress, RNG).
   void LoadCheckpoint(Trainer& t, const std::string& path, int64_t max_epochs);
   /// "last" / "best" / a path / "" -> the file to resume from ("" for none).

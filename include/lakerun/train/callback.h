@@ -114,7 +114,8 @@ struct TrainerState {
   RankSync* sync = nullptr;
   /// Where checkpoints go; nullptr means LocalFileSystem().
   FileSystem* fs = nullptr;
-  /// The bytes of a checkpoint of the current training state (called on rank 0 when a checkpoint is written).
+  /// The bytes of a checkpoint of the current training state. Called on every rank when a checkpoint is written
+  /// (under a sharded strategy it gathers the optimizer state from all ranks); only rank 0's bytes are written.
   std::function<std::string()> dump_checkpoint;
   /// The running fit's optimizers and lr scheduler configs (nullptr outside a fit).
   const std::vector<std::shared_ptr<torch::optim::Optimizer>>* optimizers = nullptr;

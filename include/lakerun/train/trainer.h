@@ -39,6 +39,11 @@
 #include "lakerun/track/tracker.h"
 #include "lakerun/train/logged_metrics.h"
 #include "lakerun/train/lr_scheduler.h"
+#include "lakerun/train/strategy.h"
+
+namespace lakerun::dist {
+class Context;
+}
 
 namespace lakerun::train {
 
@@ -182,8 +187,15 @@ struct TrainerOptions {
   std::string default_root_dir = ".";
   /// n > 0: n batches per loop, one epoch, no sanity check, no checkpoints, no early stopping.
   int64_t fast_dev_run = 0;
-  /// Join lakerun::dist (Init()) and wrap the module in DistributedDataParallel when the world size is > 1.
+  /// Join lakerun::dist (Init()) and wrap the module for `strategy` when the world size is > 1.
   bool distributed = true;
+  /// How a fit spreads over the ranks (strategy.h): kDdp replicates model, gradients and optimizer state; kZero1
+  /// and kZero2 shard the optimizer state, and the gradients too, with DDP's results (docs/trainer.md, "Strategies").
+  /// The sharded ones need SGD, Adam, AdamW, RMSprop or Adagrad and a precision other than "16-mixed".
+  Strategy strategy = Strategy::kDdp;
+  /// The lakerun::dist job to run in (not owned; must outlive every call); nullptr: lakerun::dist::Init()'s. For
+  /// programs that create their own Context, and tests that run ranks as threads.
+  dist::Context* dist_context = nullptr;
   /// Where logged metrics go (rank 0 only; not owned, must outlive the Trainer); nullptr: nowhere.
   track::Run* run = nullptr;
   /// Step metrics reach `run` when (optimizer steps before this one + 1) % log_every_n_steps == 0, or on should_stop.

@@ -1,0 +1,165 @@
+// TrainerOptions::strategy on two ranks (threads, each with its own lakerun::dist context): the same Module under
+// DDP and both ZeRO levels ends with the same weights, and each resumes the others' checkpoints.
+#include "lakerun/train/strategy.h"
+
+#include <torch/torch.h>
+
+#include "dist/rank_threads.h"
+#include "lakerun/base/error.h"
+#include "lakerun/dist/init.h"
+#include "lakerun/train/model_checkpoint.h"
+#include "lakerun/train/trainer.h"
+#include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
+
+namespace lakerun::train {
+namespace {
+
+constexpr int kWorld = 2;
+
+struct Net : Module {
+  Net() {
+    fc1 = register_module("fc1", torch::nn::Linear(4, 9));
+    fc2 = register_module("fc2", torch::nn::Linear(9, 1));
+  }
+  at::Tensor TrainingStep(const Batch& b, int64_t) override {
+    at::Tensor loss = torch::mse_loss(fc2(torch::tanh(fc1(b.at("x")))), b.at("y"));
+    Log("loss", loss);
+    return loss;
+  }
+  Optimizers ConfigureOptimizers() override {
+    return {std::make_shared<torch::optim::Adam>(parameters(), torch::optim::AdamOptions(0.02).weight_decay(1e-3))};
+  }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+
+std::vector<at::Tensor> Weights(Net& net) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : net.parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+std::vector<at::Tensor> InitialWeights() {
+  torch::manual_seed(3);
+  Net net;
+  return Weights(net);
+}
+
+// 48 rows; rank r trains on rows r, r + 2, ...: 24 rows, 6 batches of 4 per epoch.
+struct Data {
+  Data() {
+    torch::manual_seed(7);
+    x = torch::randn({48, 4});
+    y = torch::sin(x.sum(1, true));
+  }
+  TensorBatchSource For(int rank) const {
+    at::Tensor rows = torch::arange(rank, 48, kWorld);
+    return TensorBatchSource({{"x", x.index_select(0, rows)}, {"y", y.index_select(0, rows)}}, 4);
+  }
+  at::Tensor x, y;
+};
+
+struct FitCase {
+  Strategy strategy = Strategy::kDdp;
+  int64_t max_epochs = 4;
+  double clip = 0;
+  std::string dir;        ///< checkpoints (save_last) go to dir/checkpoints
+  std::string ckpt_path;  ///< resume from
+};
+
+// Rank 0's weights after fitting `c` on kWorld ranks; every rank must end with the same bits.
+std::vector<at::Tensor> FitOnRanks(const FitCase& c) {
+  const Data data;
+  const std::vector<at::Tensor> init = InitialWeights();
+  std::vector<std::vector<at::Tensor>> weights(kWorld);
+  dist::testing::RunRanks(kWorld, [&](dist::Context& ctx) {
+    Net net;
+    {
+      torch::NoGradGuard no_grad;
+      auto params = net.parameters();
+      for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(init[i]);
+    }
+    TrainerOptions o;
+    o.dist_context = &ctx;
+    o.strategy = c.strategy;
+    o.max_epochs = c.max_epochs;
+    o.accumulate_grad_batches = 2;
+    o.gradient_clip_val = c.clip;
+    o.progress_every_n_steps = 0;
+    o.default_root_dir = c.dir;
+    ModelCheckpointOptions mc;
+    mc.save_last = true;
+    mc.save_top_k = 0;
+    Trainer trainer(o, {std::make_shared<ModelCheckpoint>(mc)});
+    TensorBatchSource train = data.For(ctx.rank());
+    trainer.Fit(net, train, nullptr, c.ckpt_path);
+    weights[ctx.rank()] = Weights(net);
+  }, std::chrono::seconds(60));
+  for (std::size_t i = 0; i < weights[0].size(); ++i) {
+    EXPECT_TRUE(at::equal(weights[1][i], weights[0][i])) << "ranks differ at parameter " << i;
+  }
+  return weights[0];
+}
+
+double MaxDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  double diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff = std::max(diff, (a[i] - b[i]).abs().max().item<double>());
+  return diff;
+}
+
+TEST(StrategyTest, NamesRoundTripAndLightningsAliasesParse) {
+  for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2}) EXPECT_EQ(ParseStrategy(ToString(s)), s);
+  EXPECT_EQ(ParseStrategy("deepspeed_stage_1"), Strategy::kZero1);
+  EXPECT_EQ(ParseStrategy("deepspeed_stage_2"), Strategy::kZero2);
+  EXPECT_EQ(ParseStrategy("fsdp"), std::nullopt);
+}
+
+TEST(StrategyTest, ShardedStrategiesRefuseTheFloat16GradScaler) {
+  TrainerOptions o;
+  o.strategy = Strategy::kZero1;
+  o.precision = "16-mixed";
+  EXPECT_THROW_WITH(Trainer t(o), ConfigError, "strategy 'zero1'", "'16-mixed'");
+}
+
+TEST(TrainerStrategyTest, TheSameModuleEndsWithTheSameWeightsUnderEveryStrategy) {
+  testing::TempDir dir;
+  FitCase c;
+  c.clip = 0.05;
+  c.dir = dir.Join("ddp");
+  const std::vector<at::Tensor> ddp = FitOnRanks(c);
+  c.strategy = Strategy::kZero1;
+  c.dir = dir.Join("zero1");
+  const std::vector<at::Tensor> zero1 = FitOnRanks(c);
+  c.strategy = Strategy::kZero2;
+  c.dir = dir.Join("zero2");
+  const std::vector<at::Tensor> zero2 = FitOnRanks(c);
+  EXPECT_EQ(MaxDiff(zero1, ddp), 0.0) << "level 1 clips and steps as DDP does";
+  EXPECT_LE(MaxDiff(zero2, ddp), 1e-6) << "level 2's clipping norm is a sum of per-rank parts";
+  EXPECT_GT(MaxDiff(ddp, InitialWeights()), 0.01) << "training moved the weights";
+}
+
+TEST(TrainerStrategyTest, EachStrategyResumesTheOthersCheckpoints) {
+  testing::TempDir dir;
+  FitCase straight;
+  straight.dir = dir.Join("straight");
+  const std::vector<at::Tensor> want = FitOnRanks(straight);
+  for (Strategy first : {Strategy::kDdp, Strategy::kZero2}) {
+    for (Strategy second : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2}) {
+      if (first == second) continue;
+      const std::string run = dir.Join(std::string(ToString(first)) + "-" + ToString(second));
+      FitCase head;
+      head.strategy = first;
+      head.max_epochs = 2;
+      head.dir = run;
+      FitOnRanks(head);
+      FitCase tail;
+      tail.strategy = second;
+      tail.dir = run;
+      tail.ckpt_path = run + "/checkpoints/last.ckpt";
+      EXPECT_EQ(MaxDiff(FitOnRanks(tail), want), 0.0) << ToString(first) << " -> " << ToString(second);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lakerun::train
