@@ -21,19 +21,14 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "../common/local_ranks.h"
 
 namespace {
 
@@ -42,55 +37,6 @@ using Clock = std::chrono::steady_clock;
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// Parent: start both ranks, wait at most 10 minutes, kill leftovers.
-int Launch(const char* self, double scale) {
-  int port = FreePort();
-  std::vector<pid_t> pids;
-  for (int rank = 0; rank < 2; ++rank) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      setenv("RANK", std::to_string(rank).c_str(), 1);
-      setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-      setenv("WORLD_SIZE", "2", 1);
-      setenv("LOCAL_WORLD_SIZE", "2", 1);
-      setenv("MASTER_ADDR", "127.0.0.1", 1);
-      setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      std::string s = std::to_string(scale);
-      execl("/proc/self/exe", self, "--reps-scale", s.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    pids.push_back(pid);
-  }
-  auto deadline = Clock::now() + std::chrono::minutes(10);
-  int failures = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (Clock::now() > deadline) {
-        for (pid_t p : pids) kill(p, SIGKILL);
-        waitpid(pid, &status, 0);
-        std::fprintf(stderr, "benchmark ran past 10 minutes; killed\n");
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  return failures == 0 ? 0 : 1;
 }
 
 int RunRank(double scale) {
@@ -181,7 +127,7 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--reps-scale") scale = std::atof(argv[i + 1]);
   }
   try {
-    if (std::getenv("RANK") == nullptr) return Launch(argv[0], scale);
+    if (std::getenv("RANK") == nullptr) return lakerun::bench::RunLocalRanks(2, argv);
     return RunRank(scale);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -91,7 +91,7 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
       options.timeout = ctx.timeout();
       return pg._reduce_scatter_base(out, in, options);
     });
-    return PendingShardOp(&ctx, std::move(work), [] {}, what);
+    return PendingShardOp(&ctx, std::move(work), [input] {}, what);  // input lives until the wait
   }
   // Gloo: all-to-all, then the rank-order sum of what arrived.
   at::Tensor received = at::empty_like(input);
@@ -103,7 +103,7 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
     return pg.alltoall_base(out, in, equal_splits, equal_splits, options);
   });
   const int64_t n = output.numel();
-  auto sum = [received, out = at::Tensor(output), world, n]() mutable {
+  auto sum = [input, received, out = at::Tensor(output), world, n]() mutable {
     at::NoGradGuard no_grad;
     at::add_out(out, received.narrow(0, 0, n), received.narrow(0, n, n));
     for (int q = 2; q < world; ++q) out.add_(received.narrow(0, q * n, n));

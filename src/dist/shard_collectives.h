@@ -49,7 +49,8 @@ class PendingShardOp {
 };
 
 /// output (n elements) becomes the element-wise sum over ranks of their input's elements [rank * n, (rank + 1) * n).
-/// input: world * n elements, contiguous, on ctx.device(); neither may be touched until Wait() returns.
+/// input: world * n elements, contiguous, on ctx.device(); neither may be written until Wait() returns (the op keeps
+/// a reference to both, so the caller may drop its own).
 PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const at::Tensor& output);
 
 /// output (world * n elements) becomes every rank's input (n elements), in rank order.

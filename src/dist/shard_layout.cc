@@ -19,6 +19,7 @@ std::vector<ShardedBucket> LayOutShards(const std::vector<at::Tensor>& params, i
     b.offsets = std::move(planned.offsets);
     b.numel = planned.numel;
     b.chunk_numel = (b.numel + world - 1) / world;
+    b.dtype = params[b.params.front()].scalar_type();
     const int64_t lo = b.chunk_numel * rank, hi = lo + b.chunk_numel;
     for (std::size_t k = 0; k < b.params.size(); ++k) {
       const int64_t begin = std::max(lo, b.offsets[k]);

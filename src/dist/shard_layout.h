@@ -31,6 +31,7 @@ struct ShardedBucket {
   std::vector<int64_t> offsets;     ///< element offset of each parameter in the bucket's flat buffer
   int64_t numel = 0;                ///< without padding
   int64_t chunk_numel = 0;          ///< elements each rank owns: ceil(numel / world)
+  at::ScalarType dtype = at::kFloat;  ///< of every parameter in the bucket
   std::vector<ShardPiece> pieces;   ///< this rank's, in flat-buffer order; none may be empty
 
   int64_t padded_numel(int world) const { return chunk_numel * world; }

@@ -9,6 +9,7 @@
 #include "dist/shard_clip.h"
 #include "dist/shard_collectives.h"
 #include "dist/shard_layout.h"
+#include "dist/shard_transport.h"
 #include "dist/sharded_gradients.h"
 #include "dist/sharded_optimizer.h"
 
@@ -48,6 +49,7 @@ class ShardedDataParallel::Impl {
   std::vector<OwnedPiece> pieces;
   std::vector<ShardedOptimizer> optimizers;
   std::unique_ptr<DistributedDataParallel> ddp;  // level 1's gradients
+  std::unique_ptr<ShardTransport> transport;     // reduce-scatter (level 2) and all-gather of the buckets
   std::unique_ptr<ShardedGradients> gradients;   // level 2's
 
  private:
@@ -100,8 +102,10 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
     }
     optimizers.back().TakeUserState(params, pieces);
   }
-  if (options.stage == ZeroStage::kGradients) {
-    gradients = std::make_unique<ShardedGradients>(ctx, *module, params, names, buckets, chunk_grads,
+  const bool level2 = options.stage == ZeroStage::kGradients;
+  transport = std::make_unique<ShardTransport>(ctx, buckets, level2, options.shared_memory);
+  if (level2) {
+    gradients = std::make_unique<ShardedGradients>(ctx, *module, params, names, buckets, chunk_grads, *transport,
                                                    options.broadcast_buffers);
   }
 }
@@ -154,7 +158,7 @@ void ShardedDataParallel::Impl::GatherParameters() {
   };
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     at::Tensor whole = at::empty({buckets[b].padded_numel(ctx.world_size())}, chunk_values[b].options());
-    PendingShardOp op = StartAllGather(ctx, chunk_values[b], whole);
+    PendingShardOp op = transport->StartAllGather(b, chunk_values[b], whole);
     in_flight.push_back({b, std::move(whole), std::move(op)});
     if (in_flight.size() > 1) finish_oldest();
   }
@@ -178,6 +182,7 @@ ShardedMemory ShardedDataParallel::Impl::Memory() const {
   ShardedMemory m;
   for (const ShardedOptimizer& opt : optimizers) m.optimizer_state_bytes += opt.StateBytes();
   for (const at::Tensor& t : chunk_values) m.chunk_bytes += static_cast<int64_t>(t.nbytes());
+  m.transport_bytes = transport->buffer_bytes();
   if (gradients) {
     for (const at::Tensor& t : chunk_grads) m.gradient_bytes += static_cast<int64_t>(t.nbytes());
   } else {
@@ -273,7 +278,9 @@ ShardedStepStats ShardedDataParallel::LastStepStats() const {
 
 std::string ShardedDataParallel::GradientTransport() const {
   if (impl_->ddp) return impl_->ddp->GradientTransport();
-  return impl_->ctx.world_size() > 1 ? impl_->ctx.backend() : "none";
+  return impl_->transport->name();
 }
+
+std::string ShardedDataParallel::ParameterTransport() const { return impl_->transport->name(); }
 
 }  // namespace lakerun::dist

@@ -10,8 +10,13 @@ namespace lakerun::dist {
 
 ShardedGradients::ShardedGradients(Context& ctx, torch::nn::Module& module, std::vector<at::Tensor> params,
                                    std::vector<std::string> names, const std::vector<ShardedBucket>& buckets,
-                                   std::vector<at::Tensor> chunks, bool broadcast_buffers)
-    : ctx_(ctx), module_(module), broadcast_buffers_(broadcast_buffers), chunks_(std::move(chunks)) {
+                                   std::vector<at::Tensor> chunks, ShardTransport& transport,
+                                   bool broadcast_buffers)
+    : ctx_(ctx),
+      module_(module),
+      transport_(transport),
+      broadcast_buffers_(broadcast_buffers),
+      chunks_(std::move(chunks)) {
   for (std::size_t i = 0; i < params.size(); ++i) params_.push_back(Param{params[i], names[i]});
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     Bucket bucket;
@@ -30,7 +35,12 @@ ShardedGradients::ShardedGradients(Context& ctx, torch::nn::Module& module, std:
 
 ShardedGradients::~ShardedGradients() {
   hooks_.reset();
-  buckets_.clear();  // each pending reduction is waited for (PendingShardOp's destructor)
+  for (std::size_t b = 0; b < next_launch_; ++b) {
+    try {
+      transport_.FinishReduceScatter(b);  // nothing in flight may outlive the chunks
+    } catch (const std::exception&) {
+    }
+  }
 }
 
 void ShardedGradients::OnGradReady(std::size_t index) {
@@ -68,7 +78,8 @@ void ShardedGradients::LaunchReadyBuckets() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
     if (ready_count_ < params_.size()) ++step_stats_.launched_before_last_gradient;
     Bucket& b = buckets_[next_launch_];
-    b.op = StartReduceScatter(ctx_, b.flat, chunks_[next_launch_]);
+    transport_.StartReduceScatter(next_launch_, b.flat, chunks_[next_launch_]);
+    b.flat = at::Tensor();  // the transport holds what it still needs
     ++next_launch_;
   }
 }
@@ -96,9 +107,9 @@ void ShardedGradients::Finalize() {
   if (!unused.empty() || !doubled.empty()) {
     // Leave nothing in flight, then report. Buckets holding an unused parameter were never launched on any rank
     // that saw the same graph, so peers fail the same way instead of waiting.
-    for (Bucket& b : buckets_) {
+    for (std::size_t b = 0; b < next_launch_; ++b) {
       try {
-        b.op.Wait();
+        transport_.FinishReduceScatter(b);
       } catch (const std::exception&) {
       }
     }
@@ -113,12 +124,11 @@ void ShardedGradients::Finalize() {
   at::NoGradGuard no_grad;
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     try {
-      buckets_[b].op.Wait();
+      transport_.FinishReduceScatter(b);
     } catch (...) {
       Reset();
       throw;
     }
-    buckets_[b].flat = at::Tensor();
     if (ctx_.world_size() > 1) chunks_[b].div_(ctx_.world_size());
   }
   has_gradients_ = true;

@@ -1,14 +1,14 @@
 // ZeRO level 2's gradient path: during backward each gradient is copied into its bucket and the parameter's .grad
-// released; each full bucket is reduce-scattered (shard_collectives.h) into this rank's gradient chunk while
-// backward goes on; when backward ends, every chunk holds this rank's part of the average over ranks.
+// released; each full bucket is reduce-scattered (shard_transport.h) into this rank's gradient chunk while backward
+// goes on, and its buffer dropped; when backward ends, every chunk holds this rank's part of the average over ranks.
 #pragma once
 
 #include <lakerun/dist/init.h>
 #include <lakerun/dist/sharded.h>
 
 #include "dist/grad_hooks.h"
-#include "dist/shard_collectives.h"
 #include "dist/shard_layout.h"
+#include "dist/shard_transport.h"
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
@@ -28,7 +28,7 @@ class ShardedGradients {
   /// synchronized backward. Registers the hooks.
   ShardedGradients(Context& ctx, torch::nn::Module& module, std::vector<at::Tensor> params,
                    std::vector<std::string> names, const std::vector<ShardedBucket>& buckets,
-                   std::vector<at::Tensor> chunks, bool broadcast_buffers);
+                   std::vector<at::Tensor> chunks, ShardTransport& transport, bool broadcast_buffers);
   ~ShardedGradients();
 
   /// Waits for every bucket and divides by the world size; runs by itself at the end of a synchronized backward.
@@ -51,9 +51,8 @@ class ShardedGradients {
   struct Bucket {
     std::vector<std::size_t> params;
     int64_t padded_numel = 0;
-    at::Tensor flat;  // this backward's gradients, allocated at the first one, freed once reduced
+    at::Tensor flat;  // this backward's gradients, allocated at the first one, dropped once launched
     std::size_t pending = 0;
-    PendingShardOp op;
   };
 
   void OnGradReady(std::size_t index);
@@ -62,6 +61,7 @@ class ShardedGradients {
 
   Context& ctx_;
   torch::nn::Module& module_;
+  ShardTransport& transport_;
   bool broadcast_buffers_;
   std::vector<Param> params_;
   std::vector<Bucket> buckets_;

@@ -40,15 +40,18 @@ bool Bitwise(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b)
 class ShardedEquivalenceTest : public ::testing::TestWithParam<TrainCase> {};
 
 // Level 1's gradients come from DDP's own reducer, level 2's are summed in rank order as DDP's shared-memory
-// all-reduce sums them, and the optimizers update each element from that element alone: so without clipping both
-// levels give DDP's bits. Level 2's clipping norm is a sum of per-rank partial sums (in double), which can move the
-// clipping coefficient by an ulp; level 1 clips the whole gradients as DDP does and stays bitwise.
+// all-reduce sums them (through shared memory or Gloo's all-to-all), and the optimizers update each element from that
+// element alone: so without clipping both levels give the reference's bits. Exceptions: level 1 without shared memory
+// uses Gloo's ring all-reduce, whose order of addition differs from rank order from 3 ranks on; level 2's clipping
+// norm is a sum of per-rank partial sums (in double), which can move the clipping coefficient by an ulp. Level 1 clips
+// the whole gradients as DDP does.
 TEST_P(ShardedEquivalenceTest, BothLevelsEndWithDdpsParametersOnEveryRank) {
   const TrainCase c = GetParam();
   const std::vector<TrainResult> ddp = TrainOnRanks(c, Parallel::kDdp);
   for (Parallel level : {Parallel::kZero1, Parallel::kZero2}) {
     const std::vector<TrainResult> zero = TrainOnRanks(c, level);
-    const bool expect_bitwise = level == Parallel::kZero1 || c.clip_norm == 0;
+    const bool expect_bitwise =
+        level == Parallel::kZero1 ? c.shared_memory || c.world == 2 : c.clip_norm == 0;
     for (int r = 0; r < c.world; ++r) {
       // Every rank's gathered parameters are the same bits.
       EXPECT_TRUE(Bitwise(zero[r].params, zero[0].params)) << Name(level) << " rank " << r;
@@ -69,8 +72,9 @@ TEST_P(ShardedEquivalenceTest, BothLevelsEndWithDdpsParametersOnEveryRank) {
   }
 }
 
-TrainCase Case(int world, Opt opt, int accumulate, double clip, bool small_buckets) {
+TrainCase Case(int world, Opt opt, int accumulate, double clip, bool small_buckets, bool shared_memory = true) {
   TrainCase c;
+  c.shared_memory = shared_memory;
   c.world = world;
   c.opt = opt;
   c.accumulate = accumulate;
@@ -88,12 +92,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case(2, Opt::kAdam, 1, 0, false), Case(2, Opt::kAdam, 2, 0.05, true),
                       Case(3, Opt::kSgd, 2, 0.05, true), Case(3, Opt::kAdam, 3, 0.05, true),
                       Case(3, Opt::kAdamW, 2, 0.05, false), Case(2, Opt::kRmsprop, 1, 0.05, true),
-                      Case(3, Opt::kAdagrad, 2, 0, true)),
+                      Case(3, Opt::kAdagrad, 2, 0, true), Case(2, Opt::kAdam, 2, 0.05, true, false),
+                      Case(3, Opt::kSgd, 3, 0, true, false), Case(3, Opt::kAdam, 1, 0, false, false)),
     [](const auto& info) {
       const TrainCase& c = info.param;
       return std::string("world") + std::to_string(c.world) + "_" + Name(c.opt) + "_accumulate" +
              std::to_string(c.accumulate) + (c.clip_norm > 0 ? "_clip" : "") +
-             (c.cap < 1000 ? "_small_buckets" : "");
+             (c.cap < 1000 ? "_small_buckets" : "") + (c.shared_memory ? "" : "_via_gloo");
     });
 
 TEST(ShardedDataParallelTest, EachRankHoldsAboutOneWorldthOfTheOptimizerState) {
@@ -118,26 +123,44 @@ TEST(ShardedDataParallelTest, EachRankHoldsAboutOneWorldthOfTheOptimizerState) {
   }
 }
 
-TEST(ShardedDataParallelTest, LevelTwoKeepsOnlyGradientChunksAndOverlapsBuckets) {
-  RunRanks(2, [](Context& ctx) {
+class ShardedTransportTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ShardedTransportTest, LevelTwoKeepsOnlyGradientChunksAndOverlapsBuckets) {
+  const bool shared_memory = GetParam();
+  RunRanks(2, [shared_memory](Context& ctx) {
     auto net = std::make_shared<ShardNet>();
     auto opt = testing::MakeOpt(Opt::kSgd, *net);
     ShardedOptions o;
     o.first_bucket_cap_bytes = 64;
     o.bucket_cap_bytes = 256;
+    o.shared_memory = shared_memory;
     ShardedDataParallel sdp(ctx, net, {opt}, o);
-    EXPECT_EQ(sdp.GradientTransport(), "gloo");
+    EXPECT_EQ(sdp.GradientTransport(), shared_memory ? "shared memory" : "gloo");
+    EXPECT_EQ(sdp.ParameterTransport(), sdp.GradientTransport());
     net->forward(at::randn({4, 6})).sum().backward();
     for (const auto& p : net->parameters()) EXPECT_FALSE(p.grad().defined()) << "full gradients are released";
     const ShardedStepStats stats = sdp.LastStepStats();
     EXPECT_GT(stats.buckets, 2);
     EXPECT_EQ(stats.launched_before_last_gradient, stats.buckets - 1);
-    int64_t elements = 0;
+    int64_t elements = 0, largest = 0;
     for (const auto& p : net->parameters()) elements += p.numel();
-    EXPECT_LE(sdp.Memory().gradient_bytes, 4 * (elements / 2 + stats.buckets));
+    for (const auto& p : net->parameters()) largest = std::max(largest, p.numel());
+    const ShardedMemory m = sdp.Memory();
+    EXPECT_LE(m.gradient_bytes, 4 * (elements / 2 + stats.buckets));
+    if (shared_memory) {
+      // Chunk-sized all-gather slots for every bucket and two reduce-scatter slots of the largest bucket (at most the
+      // cap plus one parameter), whatever the size of the model.
+      EXPECT_GT(m.transport_bytes, 4 * elements / 2);
+      EXPECT_LE(m.transport_bytes, 4 * (elements / 2 + stats.buckets) + 2 * (256 + 4 * largest));
+    } else {
+      EXPECT_EQ(m.transport_bytes, 0);
+    }
     sdp.Step();
   });
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, ShardedTransportTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "SharedMemory" : "ProcessGroup"; });
 
 TEST(ShardedDataParallelTest, NoSyncAccumulatesLocallyWithoutCommunication) {
   RunRanks(2, [](Context& ctx) {

@@ -118,6 +118,7 @@ struct TrainCase {
   double clip_norm = 0;     ///< 0: none
   int64_t first_cap = 1 << 20, cap = 25 << 20;
   int steps = 6;
+  bool shared_memory = true;  ///< ShardedOptions::shared_memory (DDP, the reference, always uses it)
 };
 
 constexpr int kRowsPerMicroBatch = 3;
@@ -192,6 +193,7 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
     o.stage = parallel == Parallel::kZero1 ? ZeroStage::kOptimizerState : ZeroStage::kGradients;
     o.first_bucket_cap_bytes = c.first_cap;
     o.bucket_cap_bytes = c.cap;
+    o.shared_memory = c.shared_memory;
     sdp = std::make_unique<ShardedDataParallel>(ctx, net, std::vector{opt}, o);
   }
   TrainResult result;

@@ -217,7 +217,7 @@ bool SharedMemoryAllReduce::Supports(at::ScalarType dtype) { return dtype == at:
 
 std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(Context& ctx,
                                                                     const std::vector<SharedBufferSpec>& buffers,
-                                                                    std::string* why_not) {
+                                                                    std::string* why_not, const std::string& what) {
   std::string ignored;
   if (why_not == nullptr) why_not = &ignored;
   const int world = ctx.world_size(), rank = ctx.rank();
@@ -257,8 +257,8 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(Context& ct
   };
   for (int r = 1; r < world; ++r) {
     if (round1[r].rfind("ok", 0) == 0 && round1[0].rfind("ok", 0) == 0 && field(round1[r], 1) != field(round1[0], 1)) {
-      LAKERUN_THROW(DistError, "rank ", rank, " of ", world, ": DistributedDataParallel: rank ", r,
-                    "'s gradient buffers (", field(round1[r], 2), ") differ from rank 0's (", field(round1[0], 2),
+      LAKERUN_THROW(DistError, "rank ", rank, " of ", world, ": ", what, " through shared memory: rank ", r,
+                    "'s buffers (", field(round1[r], 2), ") differ from rank 0's (", field(round1[0], 2),
                     "). Every rank must build the same model with the same parameters");
     }
   }
@@ -330,11 +330,11 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(Context& ct
                    PidVisible(reinterpret_cast<RankInfo*>(static_cast<char*>(base) + layout.rank_info + kLine * r)->pid);
   }
   return std::unique_ptr<SharedMemoryAllReduce>(
-      new SharedMemoryAllReduce(ctx, buffers, base, layout.total, pids_visible));
+      new SharedMemoryAllReduce(ctx, buffers, base, layout.total, pids_visible, what));
 }
 
 SharedMemoryAllReduce::SharedMemoryAllReduce(Context& ctx, std::vector<SharedBufferSpec> buffers, void* base,
-                                             std::size_t bytes, bool check_peer_pids)
+                                             std::size_t bytes, bool check_peer_pids, std::string what)
     : ctx_(ctx),
       buffers_(std::move(buffers)),
       layout_(std::make_unique<Layout>(ctx.world_size(), buffers_)),
@@ -342,7 +342,8 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(Context& ctx, std::vector<SharedBuf
       bytes_(bytes),
       check_peer_pids_(check_peer_pids),
       rounds_(buffers_.size(), 0),
-      started_(buffers_.size(), false) {
+      started_(buffers_.size(), false),
+      what_(std::move(what)) {
   char* segment = static_cast<char*>(base_);
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     auto options = at::TensorOptions().dtype(buffers_[i].dtype);
@@ -402,7 +403,7 @@ void SharedMemoryAllReduce::WaitForAll(std::size_t i, bool reduced, uint32_t rou
         for (int q = r; q < world; ++q) {
           if (!Reached(counter(q).load(std::memory_order_acquire), round)) missing.push_back(q);
         }
-        const std::string phase = StrCat("DDP gradient all_reduce through shared memory (bucket ", i, ", round ",
+        const std::string phase = StrCat(what_, " through shared memory (bucket ", i, ", round ",
                                          round, reduced ? ", summing" : ", arriving", ")");
         if (check_liveness) {
           last_liveness_check = now;
@@ -431,9 +432,8 @@ void SharedMemoryAllReduce::WaitForAll(std::size_t i, bool reduced, uint32_t rou
   }
 }
 
-void SharedMemoryAllReduce::SumChunk(std::size_t i) {
+void SharedMemoryAllReduce::SumChunk(std::size_t i, int64_t numel) {
   const int world = ctx_.world_size(), rank = ctx_.rank();
-  const int64_t numel = buffers_[i].numel;
   // Chunks of whole cache lines (16 floats, 8 doubles), one per rank; trailing ranks may get nothing.
   const int64_t align = static_cast<int64_t>(kLine / c10::elementSize(buffers_[i].dtype));
   const int64_t chunk = (numel + world - 1) / world;
@@ -460,13 +460,37 @@ void SharedMemoryAllReduce::Start(std::size_t i) {
   Publish(i, /*reduced=*/false, ++rounds_[i]);
 }
 
-void SharedMemoryAllReduce::Finish(std::size_t i) {
+// The round Start(i) published; the buffer is no longer started.
+uint32_t SharedMemoryAllReduce::EndRound(std::size_t i) {
   LAKERUN_INTERNAL_ASSERT(i < buffers_.size() && started_[i], "SharedMemoryAllReduce: Finish(", i,
                           ") without Start");
   started_[i] = false;
-  const uint32_t round = rounds_[i];
+  return rounds_[i];
+}
+
+void SharedMemoryAllReduce::Finish(std::size_t i, int64_t numel) {
+  LAKERUN_INTERNAL_ASSERT(numel <= buffers_[i].numel, "SharedMemoryAllReduce: Finish(", i, ", ", numel,
+                          ") beyond the buffer's ", buffers_[i].numel, " elements");
+  const uint32_t round = EndRound(i);
   WaitForAll(i, /*reduced=*/false, round);
-  SumChunk(i);
+  SumChunk(i, numel < 0 ? buffers_[i].numel : numel);
+  Publish(i, /*reduced=*/true, round);
+  WaitForAll(i, /*reduced=*/true, round);
+}
+
+void SharedMemoryAllReduce::FinishGather(std::size_t i, const at::Tensor& out) {
+  const int world = ctx_.world_size();
+  const int64_t n = buffers_[i].numel;
+  LAKERUN_CHECK(out.numel() == n * world && out.scalar_type() == buffers_[i].dtype && out.is_contiguous(),
+                "SharedMemoryAllReduce::FinishGather: needs a contiguous ", c10::toString(buffers_[i].dtype), "[",
+                n * world, "], got ", out.sizes(), " on rank ", ctx_.rank());
+  const uint32_t round = EndRound(i);
+  WaitForAll(i, /*reduced=*/false, round);
+  const char* first = static_cast<char*>(base_) + layout_->slots[i];
+  const std::size_t bytes = static_cast<std::size_t>(n) * c10::elementSize(buffers_[i].dtype);
+  for (int r = 0; r < world; ++r) {
+    std::memcpy(static_cast<char*>(out.data_ptr()) + bytes * r, first + layout_->slot_bytes[i] * r, bytes);
+  }
   Publish(i, /*reduced=*/true, round);
   WaitForAll(i, /*reduced=*/true, round);
 }

@@ -23,6 +23,9 @@
 //   ranks that did not arrive) and notice a peer process that exited (DistError naming it).
 // - The segment is unlinked from /dev/shm as soon as every rank has mapped it: nothing is left behind, even when a
 //   rank is killed.
+// - FinishGather(i, out) pairs with Start(i) like Finish(i) but gathers instead of summing: every rank's input(i),
+//   in rank order, into `out` (ShardedDataParallel's all-gather). Finish(i, numel) sums only the first numel elements,
+//   so one buffer serves buckets of several sizes.
 #pragma once
 
 #include <lakerun/dist/init.h>
@@ -50,8 +53,10 @@ class SharedMemoryAllReduce {
   /// Collective over ctx. Returns null on every rank when shared memory cannot serve this job: world size 1, ranks
   /// on several hosts, a rank that cannot map rank 0's segment, or /dev/shm without room; `why_not` then says why.
   /// Throws DistError on every rank when the ranks disagree on the buffer specs (different models).
+  /// `what` names the user in errors ("DDP gradient all_reduce").
   static std::unique_ptr<SharedMemoryAllReduce> Create(Context& ctx, const std::vector<SharedBufferSpec>& buffers,
-                                                       std::string* why_not);
+                                                       std::string* why_not,
+                                                       const std::string& what = "DDP gradient all_reduce");
   ~SharedMemoryAllReduce();
   SharedMemoryAllReduce(const SharedMemoryAllReduce&) = delete;
   SharedMemoryAllReduce& operator=(const SharedMemoryAllReduce&) = delete;
@@ -63,8 +68,12 @@ class SharedMemoryAllReduce {
 
   /// Publishes this rank's input(i). Never blocks.
   void Start(std::size_t i);
-  /// Waits until every rank published buffer i, sums this rank's chunk, waits until every chunk is summed.
-  void Finish(std::size_t i);
+  /// Waits until every rank published buffer i, sums this rank's chunk, waits until every chunk is summed. With
+  /// numel >= 0 only the first numel elements are summed (the rest of sum(i) is left as it was).
+  void Finish(std::size_t i, int64_t numel = -1);
+  /// Waits until every rank published buffer i, copies every rank's input(i) into `out` (world * numel elements,
+  /// rank r's at r * numel), and waits until every rank has copied.
+  void FinishGather(std::size_t i, const at::Tensor& out);
 
   /// Bytes of the mapped segment (all ranks' slots and the results).
   std::size_t segment_bytes() const { return bytes_; }
@@ -72,10 +81,11 @@ class SharedMemoryAllReduce {
  private:
   struct Layout;
   SharedMemoryAllReduce(Context& ctx, std::vector<SharedBufferSpec> buffers, void* base, std::size_t bytes,
-                        bool check_peer_pids);
+                        bool check_peer_pids, std::string what);
   void WaitForAll(std::size_t i, bool reduced, uint32_t round);
   void Publish(std::size_t i, bool reduced, uint32_t round);
-  void SumChunk(std::size_t i);
+  void SumChunk(std::size_t i, int64_t numel);
+  uint32_t EndRound(std::size_t i);
 
   Context& ctx_;
   std::vector<SharedBufferSpec> buffers_;
@@ -86,6 +96,7 @@ class SharedMemoryAllReduce {
   std::vector<uint32_t> rounds_;   // per buffer: the round of the last Start
   std::vector<bool> started_;      // per buffer: Start without its Finish yet
   std::vector<at::Tensor> inputs_, sums_;
+  std::string what_;
 };
 
 }  // namespace lakerun::dist

@@ -128,7 +128,7 @@ TEST(SharedMemoryAllReduceSetUpTest, DifferentBuffersAcrossRanksIsAnErrorOnEvery
     }
   });
   for (const std::string& e : errors) {
-    EXPECT_THAT(e, ::testing::HasSubstr("rank 1's gradient buffers (Float[17]) differ from rank 0's (Float[16])"));
+    EXPECT_THAT(e, ::testing::HasSubstr("rank 1's buffers (Float[17]) differ from rank 0's (Float[16])"));
   }
 }
 

@@ -41,8 +41,10 @@
 // - GatherOptimizerState (collective) rebuilds each optimizer's full state on one rank, in the optimizer itself: its
 //   save() then writes what a replicated optimizer writes, so DDP and either level resume each other's checkpoints.
 // - Transports: level 1's all-reduce is DDP's (shared memory on one host, else the process group). Reduce-scatter and
-//   all-gather go through the process group: on NCCL its own, on Gloo (which lacks reduce-scatter in libtorch 1.13)
-//   an all-to-all plus a local sum in rank order (src/dist/shard_collectives.h).
+//   all-gather go through shared memory when every rank runs on this host (shared_memory, CPU float buckets; two
+//   bucket-sized reduce-scatter slots per rank, used in turn), else through the process group: on NCCL its own, on
+//   Gloo (which lacks reduce-scatter in libtorch 1.13) an all-to-all plus a local sum in rank order
+//   (src/dist/shard_transport.h, src/dist/shard_collectives.h).
 // - Like DDP, the module is used directly for forward; do not change its parameters after construction.
 #pragma once
 
@@ -74,7 +76,8 @@ struct ShardedOptions {
   int64_t first_bucket_cap_bytes = 1024 * 1024;
   /// After each synchronized backward, copy rank 0's buffers (e.g. batch-norm statistics) to every rank.
   bool broadcast_buffers = true;
-  /// Level 1: all-reduce gradients through shared memory when every rank runs on this host (DdpOptions).
+  /// When every rank runs on this host: level 1 all-reduces gradients through shared memory (DdpOptions), and both
+  /// levels reduce-scatter and all-gather through shared memory.
   bool shared_memory = true;
 };
 
@@ -86,6 +89,9 @@ struct ShardedMemory {
   int64_t gradient_bytes = 0;
   /// This rank's copy of its chunks' values.
   int64_t chunk_bytes = 0;
+  /// Buffers the reduce-scatter and all-gather keep between steps (this rank's shared-memory slots; level 1's
+  /// all-reduce buffers are DDP's and not counted).
+  int64_t transport_bytes = 0;
 };
 
 /// What the last synchronized backward did.
@@ -149,6 +155,8 @@ class ShardedDataParallel {
   ShardedStepStats LastStepStats() const;
   /// How gradients travel ("shared memory", "gloo", "nccl", "none" at world size 1).
   std::string GradientTransport() const;
+  /// How the all-gather of the parameters travels (the same names).
+  std::string ParameterTransport() const;
 
  private:
   class Impl;
