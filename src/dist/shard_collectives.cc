@@ -83,7 +83,7 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
   CheckShapes(ctx, input, output, "StartReduceScatter");
   const int world = ctx.world_size();
   const std::string what = StrCat("reduce_scatter of ", input.nbytes(), " bytes");
-  if (world == 1) return PendingShardOp(&ctx, compat::WorkPtr(), [input, out = at::Tensor(output)]() mutable { out.copy_(input); }, what);
+  if (!ctx.impl().backend) return PendingShardOp(&ctx, compat::WorkPtr(), [input, out = at::Tensor(output)]() mutable { out.copy_(input); }, what);
   if (OnNccl(ctx)) {
     compat::WorkPtr work = Launch(ctx, what, [&](compat::Backend& pg) {
       at::Tensor in = input, out = output;
@@ -114,7 +114,7 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
 PendingShardOp StartAllGather(Context& ctx, const at::Tensor& input, const at::Tensor& output) {
   CheckShapes(ctx, output, input, "StartAllGather");
   const std::string what = StrCat("all_gather of ", input.nbytes(), " bytes per rank");
-  if (ctx.world_size() == 1) return PendingShardOp(&ctx, compat::WorkPtr(), [input, out = at::Tensor(output)]() mutable { out.copy_(input); }, what);
+  if (!ctx.impl().backend) return PendingShardOp(&ctx, compat::WorkPtr(), [input, out = at::Tensor(output)]() mutable { out.copy_(input); }, what);
   compat::WorkPtr work = Launch(ctx, what, [&](compat::Backend& pg) {
     at::Tensor in = input, out = output;
     ::c10d::AllgatherOptions options;
