@@ -129,6 +129,28 @@ TEST(FashionMnistTrainerProgramTest, TwoRanksUnderTheLauncher) {
   ExpectOneFinishedRun(dir, "2");
 }
 
+// Sharded data parallel between real processes: ZeRO-2 for an epoch, then DDP resumes its checkpoint (which holds
+// the full optimizer state, as DDP's would).
+TEST(FashionMnistTrainerProgramTest, TwoRanksUnderZero2ThenDdpResumesItsCheckpoint) {
+  testing::TempDir dir;
+  const std::string launcher = Launcher();
+  if (launcher.empty()) GTEST_SKIP() << "bin/lakerun with `launch` not built";
+  std::vector<std::string> argv = {launcher, "launch", "-n", "2", "--"};
+  const std::vector<std::string> job = ShortJob(dir);
+  argv.insert(argv.end(), job.begin(), job.end());
+  std::vector<std::string> first = argv;
+  first.insert(first.end(), {"--strategy", "zero2", "--no-tracking"});
+  const RunResult zero2 = RunProgram(first, dir, "zero2", seconds(200));
+  ASSERT_EQ(zero2.exit_code, 0) << zero2.output;
+  EXPECT_THAT(zero2.output, ::testing::HasSubstr("\"epochs_completed\":1,\"global_step\":5"));
+  ExpectCheckpoints(dir);
+  std::vector<std::string> second = argv;
+  second.insert(second.end(), {"--epochs", "2", "--resume", "--strategy", "ddp", "--no-tracking"});
+  const RunResult ddp = RunProgram(second, dir, "ddp", seconds(200));
+  ASSERT_EQ(ddp.exit_code, 0) << ddp.output;
+  EXPECT_THAT(ddp.output, ::testing::HasSubstr("\"epochs_completed\":2,\"global_step\":10"));
+}
+
 TEST(FashionMnistTrainerProgramTest, MissingDataAndBadFlagsFailClearly) {
   testing::TempDir dir;
   const RunResult missing = RunProgram({Program(), "--table", dir.Join("t"), "--idx-dir", dir.Join("nothing-here"),

@@ -132,6 +132,7 @@ int Run(int argc, char** argv) {
                      {"max_epochs", std::to_string(options.epochs)},
                      {"world_size", std::to_string(ctx.world_size())},
                      {"seed", std::to_string(options.seed)},
+                     {"strategy", train::ToString(options.strategy)},
                      {"table", options.table},
                      {"early_stopping", StrCat("monitor=val_loss min_delta=", Num(options.min_delta), " patience=",
                                                options.patience, " stopping_threshold=",
@@ -160,6 +161,7 @@ int Run(int argc, char** argv) {
   trainer_options.log_every_n_steps = options.log_every_n_steps;
   trainer_options.progress_every_n_steps = options.progress_every;
   trainer_options.progress_stream = &std::cout;
+  trainer_options.strategy = options.strategy;
   train::Trainer trainer(trainer_options, {early_stopping, checkpoint});
 
   trainer.Fit(module, train_source, &val_source, options.resume ? "last" : "");

@@ -28,6 +28,7 @@ files on first use. Logs to MLflow (./mlruns) from rank 0.
   --mean X --std X           input normalization (0.1307, 0.3081: MNIST's, as the seed example)
   --checkpoint-dir DIR       ModelCheckpoint's directory: best (by val_loss) and last.ckpt (checkpoints)
   --resume                   continue from DIR/last.ckpt (ckpt_path="last"); fresh when there is none
+  --strategy S               on several ranks: ddp, zero1 (optimizer state sharded) or zero2 (and gradients) (ddp)
   --threads N                intra-op threads per rank (OMP_NUM_THREADS, else 1)
   --limit-train-batches N    batches per training epoch (all)
   --limit-val-batches N      validation batches (all)
@@ -74,6 +75,13 @@ TrainerExampleOptions ParseTrainerExampleOptions(int argc, const char* const* ar
       {"--tracking-uri", [&](auto&, auto& v) { o.tracking_uri = v; }},
       {"--experiment", [&](auto&, auto& v) { o.experiment = v; }},
       {"--run-name", [&](auto&, auto& v) { o.run_name = v; }},
+      {"--strategy",
+       [&](auto& f, auto& v) {
+         const std::optional<train::Strategy> strategy = train::ParseStrategy(v);
+         LAKERUN_CHECK_AS(ConfigError, strategy.has_value(), "flag ", f, ": expected ddp, zero1 or zero2, got '", v,
+                          "'");
+         o.strategy = *strategy;
+       }},
   };
   ParseFlags(argc, argv, [&] { o.help = true; },
              {{"--resume", [&] { o.resume = true; }},

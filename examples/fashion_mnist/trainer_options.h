@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "lakerun/train/strategy.h"
+
 namespace lakerun::examples {
 
 struct TrainerExampleOptions {
@@ -26,6 +28,7 @@ struct TrainerExampleOptions {
   double std = 0.3081;
   std::string checkpoint_dir = "checkpoints";
   bool resume = false;            ///< Fit(ckpt_path="last")
+  train::Strategy strategy = train::Strategy::kDdp;  ///< at world size > 1
   int threads = 0;                ///< intra-op threads per rank; 0: OMP_NUM_THREADS, else 1
   int64_t limit_train_batches = -1;
   int64_t limit_val_batches = -1;

@@ -22,12 +22,13 @@ TEST(TrainerExampleOptionsTest, DefaultsAreTheSeedSettings) {
   EXPECT_DOUBLE_EQ(*o.stopping_threshold, 0.55);
   EXPECT_EQ(o.table, "data/fashion-mnist");
   EXPECT_FALSE(o.resume);
+  EXPECT_EQ(o.strategy, train::Strategy::kDdp);
 }
 
 TEST(TrainerExampleOptionsTest, ParsesBothFlagForms) {
   const TrainerExampleOptions o = Parse({"--epochs", "30", "--lr=0.1", "--stopping-threshold", "none", "--resume",
                                          "--table", "/t", "--checkpoint-dir=/c", "--limit-train-batches", "3",
-                                         "--no-tracking", "--threads", "2"});
+                                         "--no-tracking", "--threads", "2", "--strategy", "zero2"});
   EXPECT_EQ(o.epochs, 30);
   EXPECT_DOUBLE_EQ(o.lr, 0.1);
   EXPECT_FALSE(o.stopping_threshold.has_value());
@@ -37,6 +38,7 @@ TEST(TrainerExampleOptionsTest, ParsesBothFlagForms) {
   EXPECT_EQ(o.limit_train_batches, 3);
   EXPECT_FALSE(o.tracking);
   EXPECT_EQ(o.threads, 2);
+  EXPECT_EQ(o.strategy, train::Strategy::kZero2);
 }
 
 TEST(TrainerExampleOptionsTest, BadFlagsNameTheFlag) {
@@ -45,6 +47,7 @@ TEST(TrainerExampleOptionsTest, BadFlagsNameTheFlag) {
   EXPECT_THROW_WITH(Parse({"--epochs"}), ConfigError, "flag --epochs needs a value");
   EXPECT_THROW_WITH(Parse({"--bogus"}), ConfigError, "unknown flag '--bogus'");
   EXPECT_THROW_WITH(Parse({"--table="}), ConfigError, "flag --table");
+  EXPECT_THROW_WITH(Parse({"--strategy", "fsdp"}), ConfigError, "flag --strategy: expected ddp, zero1 or zero2");
 }
 
 }  // namespace
