@@ -11,7 +11,6 @@
 #include "dist/shared_memory_allreduce.h"
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/engine.h>
 
 #include <atomic>
 #include <mutex>
@@ -37,8 +36,6 @@ class DistributedDataParallel::Reducer {
     at::Tensor variable;
     std::size_t bucket = 0;
     int64_t offset = 0;  // elements into the bucket's flat buffer
-    bool ready = false;
-    bool twice = false;  // received a second gradient in the same synchronized backward
   };
   struct Bucket {
     std::vector<std::size_t> params;
@@ -64,15 +61,19 @@ class DistributedDataParallel::Reducer {
   std::vector<Bucket> buckets_;
   std::unique_ptr<SharedMemoryAllReduce> shared_;  // null: every bucket goes through the process group
   std::unique_ptr<GradAccumulatorHooks> hooks_;
+  std::vector<std::string> names_;  // of params_
+  BackwardArrivals arrivals_;
   std::size_t next_launch_ = 0;
-  std::size_t ready_count_ = 0;  // parameters whose gradient arrived in this backward
   DdpStepStats step_stats_, last_stats_;
-  bool in_backward_ = false;  // a synchronized backward saw a gradient and has not been finalized yet
-  mutable std::mutex mu_;     // hooks may run on autograd device threads
+  mutable std::mutex mu_;  // hooks may run on autograd device threads
 };
 
 DistributedDataParallel::Reducer::Reducer(Context& ctx, torch::nn::Module& module, DdpOptions options)
-    : ctx_(ctx), module_(module), options_(options), distributed_(ctx.world_size() > 1) {
+    : ctx_(ctx),
+      module_(module),
+      options_(options),
+      distributed_(ctx.world_size() > 1),
+      arrivals_(0, [this] { Finalize(); }) {
   LAKERUN_CHECK(options.bucket_cap_bytes > 0 && options.first_bucket_cap_bytes > 0,
                 "DdpOptions: bucket caps must be positive, got bucket_cap_bytes=", options.bucket_cap_bytes,
                 " first_bucket_cap_bytes=", options.first_bucket_cap_bytes);
@@ -89,12 +90,12 @@ DistributedDataParallel::Reducer::Reducer(Context& ctx, torch::nn::Module& modul
   BuildBuckets(options);
   if (distributed_ && options.shared_memory) SetUpSharedMemory();
   std::vector<at::Tensor> variables;
-  std::vector<std::string> names;
   for (const Param& p : params_) {
     variables.push_back(p.variable);
-    names.push_back(p.name);
+    names_.push_back(p.name);
   }
-  hooks_ = std::make_unique<GradAccumulatorHooks>("DistributedDataParallel", variables, names,
+  arrivals_ = BackwardArrivals(params_.size(), [this] { Finalize(); });
+  hooks_ = std::make_unique<GradAccumulatorHooks>("DistributedDataParallel", variables, names_,
                                                   [this](std::size_t i) { OnGradReady(i); });
 }
 
@@ -179,26 +180,15 @@ void DistributedDataParallel::Reducer::Launch(Bucket& bucket) {
 // Buckets start in index order on every rank (c10d matches collectives by order, so the order must agree).
 void DistributedDataParallel::Reducer::LaunchReadyBuckets() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
-    if (ready_count_ < params_.size()) ++step_stats_.launched_before_last_gradient;
+    if (arrivals_.awaiting()) ++step_stats_.launched_before_last_gradient;
     Launch(buckets_[next_launch_++]);
   }
 }
 
 void DistributedDataParallel::Reducer::OnGradReady(std::size_t index) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!sync_enabled) return;
-  if (!in_backward_) {
-    in_backward_ = true;
-    // Runs once the whole backward pass is done; an exception from it propagates out of backward().
-    torch::autograd::Engine::get_default_engine().queue_callback([this] { Finalize(); });
-  }
+  if (!sync_enabled || !arrivals_.Arrive(index)) return;
   Param& p = params_[index];
-  if (p.ready) {
-    p.twice = true;
-    return;
-  }
-  p.ready = true;
-  ++ready_count_;
   Bucket& bucket = buckets_[p.bucket];
   if (distributed_) {
     const at::Tensor& grad = p.variable.grad();
@@ -230,26 +220,21 @@ void DistributedDataParallel::Reducer::WaitForBucket(Bucket& bucket) {
 }
 
 void DistributedDataParallel::Reducer::Reset() {
-  for (Param& p : params_) p.ready = p.twice = false;
+  arrivals_.Reset();
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
     b.work.reset();
     b.started = false;
   }
   next_launch_ = 0;
-  ready_count_ = 0;
   step_stats_ = DdpStepStats{};
-  in_backward_ = false;
 }
 
 void DistributedDataParallel::Reducer::Finalize() {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!in_backward_) return;
+  if (!arrivals_.in_backward()) return;
   std::vector<std::string> unused, doubled;
-  for (const Param& p : params_) {
-    if (!p.ready) unused.push_back(p.name);
-    if (p.twice) doubled.push_back(p.name);
-  }
+  arrivals_.Misuse(names_, &unused, &doubled);
   bool fail = !doubled.empty() || (!unused.empty() && !options_.find_unused_parameters);
   if (fail) {
     // Leave nothing in flight, then report. Buckets holding an unused parameter were never launched on any rank
@@ -267,19 +252,20 @@ void DistributedDataParallel::Reducer::Finalize() {
   // find_unused_parameters: a missing gradient counts as zero; a parameter no rank used keeps its .grad.
   step_stats_.buckets = static_cast<int>(buckets_.size());
   step_stats_.unused_parameters = static_cast<int>(unused.size());
-  ready_count_ = params_.size();  // launches from here on overlap nothing
+  arrivals_.Close();  // launches from here on overlap nothing
   at::Tensor used_count;
   if (!unused.empty() || options_.find_unused_parameters) {
     if (distributed_) {
-      for (Param& p : params_) {
-        if (!p.ready) buckets_[p.bucket].flat.narrow(0, p.offset, p.variable.numel()).zero_();
+      for (std::size_t i = 0; i < params_.size(); ++i) {
+        const Param& p = params_[i];
+        if (!arrivals_.arrived(i)) buckets_[p.bucket].flat.narrow(0, p.offset, p.variable.numel()).zero_();
       }
     }
     for (Bucket& b : buckets_) b.pending = 0;
     LaunchReadyBuckets();
     used_count = at::empty({static_cast<int64_t>(params_.size())}, at::TensorOptions().dtype(at::kInt));
     int* used = used_count.data_ptr<int>();
-    for (std::size_t i = 0; i < params_.size(); ++i) used[i] = params_[i].ready ? 1 : 0;
+    for (std::size_t i = 0; i < params_.size(); ++i) used[i] = arrivals_.arrived(i) ? 1 : 0;
     if (distributed_) {
       at::Tensor on_device = used_count.to(ctx_.device());
       AllReduce(ctx_, on_device, ReduceOp::kSum);

@@ -6,6 +6,7 @@
 #include "dist/bucket_plan.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -33,6 +34,38 @@ GradAccumulatorHooks::GradAccumulatorHooks(const char* who, const std::vector<at
 
 GradAccumulatorHooks::~GradAccumulatorHooks() {
   for (std::size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(keys_[i]);
+}
+
+BackwardArrivals::BackwardArrivals(std::size_t params, std::function<void()> on_end)
+    : arrived_(params, false), twice_(params, false), on_end_(std::move(on_end)) {}
+
+bool BackwardArrivals::Arrive(std::size_t i) {
+  if (!in_backward_) {
+    in_backward_ = true;
+    torch::autograd::Engine::get_default_engine().queue_callback(on_end_);
+  }
+  if (arrived_[i]) {
+    twice_[i] = true;
+    return false;
+  }
+  arrived_[i] = true;
+  ++count_;
+  return true;
+}
+
+void BackwardArrivals::Misuse(const std::vector<std::string>& names, std::vector<std::string>* unused,
+                              std::vector<std::string>* doubled) const {
+  for (std::size_t i = 0; i < arrived_.size(); ++i) {
+    if (!arrived_[i]) unused->push_back(names[i]);
+    if (twice_[i]) doubled->push_back(names[i]);
+  }
+}
+
+void BackwardArrivals::Reset() {
+  arrived_.assign(arrived_.size(), false);
+  twice_.assign(twice_.size(), false);
+  count_ = 0;
+  in_backward_ = false;
 }
 
 void ThrowGradientMisuse(const char* who, int rank, const std::vector<std::string>& unused,

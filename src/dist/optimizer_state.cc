@@ -168,7 +168,20 @@ bool KeepsStepCount(OptimizerKind kind) {
   return Visit(kind, [](auto traits) { return decltype(traits)::has_step; });
 }
 
-std::string StateKey(const at::Tensor& param) { return StrCat(static_cast<const void*>(param.unsafeGetTensorImpl())); }
+namespace {
+
+template <typename Key>
+Key KeyOf(c10::TensorImpl* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    return StrCat(static_cast<const void*>(impl));  // what c10::guts::to_string writes for the pointer
+  } else {
+    return impl;
+  }
+}
+
+}  // namespace
+
+StateKeyType StateKey(const at::Tensor& param) { return KeyOf<StateKeyType>(param.unsafeGetTensorImpl()); }
 
 int64_t OptimizerStateBytes(const optim::Optimizer& optimizer) {
   const std::optional<OptimizerKind> kind = KindOf(optimizer);

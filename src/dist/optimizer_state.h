@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,8 +49,13 @@ StateParts Decompose(OptimizerKind kind, const torch::optim::OptimizerParamState
 /// The inverse of Decompose; tensor fields not in `parts` stay undefined.
 std::unique_ptr<torch::optim::OptimizerParamState> Compose(OptimizerKind kind, const StateParts& parts);
 
-/// The key of `param`'s entry in Optimizer::state(): torch::optim keys state by the tensor's address.
-std::string StateKey(const at::Tensor& param);
+/// The key type of Optimizer::state(): torch::optim keys state by the tensor's address, written as a string in
+/// libtorch 1.x and kept as the pointer in 2.x.
+using StateKeyType =
+    std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state().begin()->first)>;
+
+/// The key of `param`'s entry in Optimizer::state().
+StateKeyType StateKey(const at::Tensor& param);
 
 /// Whether `kind`'s per-parameter state counts steps (all but SGD).
 bool KeepsStepCount(OptimizerKind kind);

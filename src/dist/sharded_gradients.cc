@@ -4,7 +4,6 @@
 #include <lakerun/dist/collectives.h>
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/engine.h>
 
 namespace lakerun::dist {
 
@@ -16,7 +15,9 @@ ShardedGradients::ShardedGradients(Context& ctx, torch::nn::Module& module, std:
       module_(module),
       transport_(transport),
       broadcast_buffers_(broadcast_buffers),
-      chunks_(std::move(chunks)) {
+      chunks_(std::move(chunks)),
+      names_(names),
+      arrivals_(params.size(), [this] { Finalize(); }) {
   for (std::size_t i = 0; i < params.size(); ++i) params_.push_back(Param{params[i], names[i]});
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     Bucket bucket;
@@ -45,19 +46,8 @@ ShardedGradients::~ShardedGradients() {
 
 void ShardedGradients::OnGradReady(std::size_t index) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!sync_enabled) return;
-  if (!in_backward_) {
-    in_backward_ = true;
-    // Runs once the whole backward pass is done; an exception from it propagates out of backward().
-    torch::autograd::Engine::get_default_engine().queue_callback([this] { Finalize(); });
-  }
+  if (!sync_enabled || !arrivals_.Arrive(index)) return;
   Param& p = params_[index];
-  if (p.ready) {
-    p.twice = true;
-    return;
-  }
-  p.ready = true;
-  ++ready_count_;
   Bucket& bucket = buckets_[p.bucket];
   at::Tensor& grad = p.variable.mutable_grad();
   LAKERUN_CHECK_AS(DistError, grad.defined() && grad.layout() == at::kStrided, "ShardedDataParallel: rank ",
@@ -76,7 +66,7 @@ void ShardedGradients::OnGradReady(std::size_t index) {
 // Buckets start in index order on every rank (c10d matches collectives by order).
 void ShardedGradients::LaunchReadyBuckets() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
-    if (ready_count_ < params_.size()) ++step_stats_.launched_before_last_gradient;
+    if (arrivals_.awaiting()) ++step_stats_.launched_before_last_gradient;
     Bucket& b = buckets_[next_launch_];
     transport_.StartReduceScatter(next_launch_, b.flat, chunks_[next_launch_]);
     b.flat = at::Tensor();  // the transport holds what it still needs
@@ -85,25 +75,20 @@ void ShardedGradients::LaunchReadyBuckets() {
 }
 
 void ShardedGradients::Reset() {
-  for (Param& p : params_) p.ready = p.twice = false;
+  arrivals_.Reset();
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
     b.flat = at::Tensor();
   }
   next_launch_ = 0;
-  ready_count_ = 0;
   step_stats_ = ShardedStepStats{};
-  in_backward_ = false;
 }
 
 void ShardedGradients::Finalize() {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!in_backward_) return;
+  if (!arrivals_.in_backward()) return;
   std::vector<std::string> unused, doubled;
-  for (const Param& p : params_) {
-    if (!p.ready) unused.push_back(p.name);
-    if (p.twice) doubled.push_back(p.name);
-  }
+  arrivals_.Misuse(names_, &unused, &doubled);
   if (!unused.empty() || !doubled.empty()) {
     // Leave nothing in flight, then report. Buckets holding an unused parameter were never launched on any rank
     // that saw the same graph, so peers fail the same way instead of waiting.

@@ -45,8 +45,6 @@ class ShardedGradients {
     std::string name;
     std::size_t bucket = 0;
     int64_t offset = 0;
-    bool ready = false;
-    bool twice = false;
   };
   struct Bucket {
     std::vector<std::size_t> params;
@@ -66,10 +64,10 @@ class ShardedGradients {
   std::vector<Param> params_;
   std::vector<Bucket> buckets_;
   std::vector<at::Tensor> chunks_;
+  std::vector<std::string> names_;  // of params_
+  BackwardArrivals arrivals_;
   std::unique_ptr<GradAccumulatorHooks> hooks_;
   std::size_t next_launch_ = 0;
-  std::size_t ready_count_ = 0;
-  bool in_backward_ = false;
   bool has_gradients_ = false;
   ShardedStepStats step_stats_, last_stats_;
   mutable std::mutex mu_;  // hooks may run on autograd device threads
