@@ -6,6 +6,8 @@
 
 #include <zlib.h>
 
+#include <cstdio>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define LAKERUN_CRC32_CLMUL 1
@@ -70,6 +72,12 @@ bool HasClmul() {
 #endif
 
 }  // namespace
+
+std::string Crc32Text(uint32_t crc) {
+  char out[11];
+  std::snprintf(out, sizeof(out), "0x%08x", crc);
+  return out;
+}
 
 bool Crc32IsAccelerated() {
 #ifdef LAKERUN_CRC32_CLMUL

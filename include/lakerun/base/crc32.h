@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace lakerun {
@@ -17,6 +18,9 @@ namespace lakerun {
 /// The CRC-32 of `size` bytes at `data`, continuing from `crc` (the CRC-32 of the bytes before them; 0 to start).
 uint32_t Crc32(const void* data, size_t size, uint32_t crc = 0);
 inline uint32_t Crc32(std::string_view bytes, uint32_t crc = 0) { return Crc32(bytes.data(), bytes.size(), crc); }
+
+/// "0x" and 8 lowercase hex digits, as error messages print a CRC.
+std::string Crc32Text(uint32_t crc);
 
 /// Whether Crc32 uses the carry-less multiplication path on this machine (benchmarks print it).
 bool Crc32IsAccelerated();

@@ -1,7 +1,6 @@
 #include "format/parquet/column_chunk_reader.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -246,16 +245,11 @@ class ChunkDecoder {
     const uint32_t crc = Crc32(body);
     if (crc != static_cast<uint32_t>(*h.crc)) {
       ctx_.Fail(StrCat("page CRC mismatch: the ", ToString(static_cast<PageType>(h.type)), " header stores CRC-32 ",
-                       Hex32(static_cast<uint32_t>(*h.crc)), ", its ", body.size(), " stored bytes hash to ", Hex32(crc),
-                       " (the page is damaged)"));
+                       Crc32Text(static_cast<uint32_t>(*h.crc)), ", its ", body.size(), " stored bytes hash to ",
+                       Crc32Text(crc), " (the page is damaged)"));
     }
   }
 
-  static std::string Hex32(uint32_t v) {
-    char out[11];
-    std::snprintf(out, sizeof(out), "0x%08x", v);
-    return out;
-  }
 
   // Decodes the dictionary page a row range deferred (Run) for the first data page that needs it. Errors name the
   // dictionary page's offset.

@@ -19,8 +19,8 @@ const Codec kCodecs[] = {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Cod
 // Column 0, "s": optional strings from a few distinct values (a dictionary page, then dictionary-encoded data pages
 // with definition levels); column 1, "x": required int64s (PLAIN data pages). Several pages per chunk.
 void WriteTable(MemFile& f, Codec codec, int page_version, bool page_checksums = true) {
-  Schema schema = Schema::FromFields(
-      {Leaf("s", PhysicalType::kByteArray, Repetition::kOptional, LogicalType::String()), Leaf("x", PhysicalType::kInt64)});
+  Schema schema = Schema::FromFields({Leaf("s", PhysicalType::kByteArray, Repetition::kOptional, LogicalType::String()),
+                                      Leaf("x", PhysicalType::kInt64)});
   std::vector<Value> rows;
   for (int i = 0; i < 3000; ++i) {
     rows.push_back(Value::Struct({{"s", i % 7 == 0 ? Value::Null() : Value::String("value-" + std::to_string(i % 13))},
