@@ -4,8 +4,9 @@
 //   uint32_t crc = lakerun::Crc32(page);                 // == zlib's crc32(0, page, size)
 //   crc = lakerun::Crc32(more, crc);                     // continues over concatenated bytes
 //
-// On x86-64 with PCLMULQDQ (checked at run time) 64-byte blocks are folded with carry-less multiplication, about
-// four times zlib's table-driven speed; other machines and short inputs use zlib's crc32_z.
+// On x86-64 with PCLMULQDQ (checked at run time) the bytes are folded with carry-less multiplication, 64 bytes a step
+// (256 with AVX-512 and VPCLMULQDQ): several times zlib's table-driven speed. Other machines and inputs shorter than
+// 64 bytes use zlib's crc32_z.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,7 @@ inline uint32_t Crc32(std::string_view bytes, uint32_t crc = 0) { return Crc32(b
 /// "0x" and 8 lowercase hex digits, as error messages print a CRC.
 std::string Crc32Text(uint32_t crc);
 
-/// Whether Crc32 uses the carry-less multiplication path on this machine (benchmarks print it).
-bool Crc32IsAccelerated();
+/// Which implementation Crc32 uses on this machine, in words (benchmarks print it).
+const char* Crc32Implementation();
 
 }  // namespace lakerun
