@@ -128,17 +128,27 @@ __attribute__((target("pclmul,sse4.1"))) uint32_t FoldBlocks(const uint8_t* p, s
   return static_cast<uint32_t>(_mm_extract_epi32(_mm_xor_si128(x, t), 1));
 }
 
-bool HasClmul() {
+#endif
+
+// How Crc32 folds on this machine.
+enum class Kernel { kZlib, kClmul128, kClmul512 };
+
+Kernel Detect() {
+#ifdef LAKERUN_CRC32_CLMUL
   __builtin_cpu_init();
-  return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1")) return Kernel::kZlib;
+  const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                    __builtin_cpu_supports("vpclmulqdq");
+  return wide ? Kernel::kClmul512 : Kernel::kClmul128;
+#else
+  return Kernel::kZlib;
+#endif
 }
 
-bool HasWideClmul() {
-  __builtin_cpu_init();
-  return HasClmul() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("vpclmulqdq");
+Kernel Chosen() {
+  static const Kernel kernel = Detect();
+  return kernel;
 }
-#endif
 
 }  // namespace
 
@@ -148,38 +158,21 @@ std::string Crc32Text(uint32_t crc) {
   return out;
 }
 
-namespace {
-
-bool Accelerated() {
-#ifdef LAKERUN_CRC32_CLMUL
-  static const bool has = HasClmul();
-  return has;
-#else
-  return false;
-#endif
-}
-
-bool Wide() {
-#ifdef LAKERUN_CRC32_CLMUL
-  static const bool has = HasWideClmul();
-  return has;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
-
 const char* Crc32Implementation() {
-  return Wide() ? "VPCLMULQDQ, 512-bit" : Accelerated() ? "PCLMULQDQ, 128-bit" : "zlib crc32_z";
+  switch (Chosen()) {
+    case Kernel::kClmul512: return "VPCLMULQDQ, 512-bit";
+    case Kernel::kClmul128: return "PCLMULQDQ, 128-bit";
+    case Kernel::kZlib: break;
+  }
+  return "zlib crc32_z";
 }
 
 uint32_t Crc32(const void* data, size_t size, uint32_t crc) {
   const auto* p = static_cast<const uint8_t*>(data);
 #ifdef LAKERUN_CRC32_CLMUL
-  if (size >= 64 && Accelerated()) {
+  if (size >= 64 && Chosen() != Kernel::kZlib) {
     const size_t folded = size & ~size_t{15};
-    crc = ~FoldBlocks(p, folded, ~crc, Wide());
+    crc = ~FoldBlocks(p, folded, ~crc, Chosen() == Kernel::kClmul512);
     p += folded;
     size -= folded;
   }

@@ -59,29 +59,37 @@ int64_t PageIndex(const ParquetFile& file, int column, const PageSummary& page) 
   return -1;
 }
 
-TEST(PageChecksumTest, EveryPageStoresTheCrcOfItsStoredBytesByDefault) {
+// Calls check(file, page_version) on a table written by WriteTable under every codec and both page versions.
+template <typename Check>
+void ForEveryCodecAndPageVersion(Check check) {
   for (Codec codec : kCodecs) {
     for (int version : {1, 2}) {
       SCOPED_TRACE(ToString(codec) + " v" + std::to_string(version));
       MemFile f;
       WriteTable(f, codec, version);
-      auto file = f.Open();
-      const std::string bytes = f.Bytes();
-      for (int column = 0; column < 2; ++column) {
-        const auto pages = file->ReadPageHeaders(0, column);
-        ASSERT_GT(pages.size(), 2u);
-        for (const PageSummary& page : pages) {
-          ASSERT_TRUE(page.crc.has_value()) << ToString(page.type) << " at " << page.offset;
-          const std::string_view stored =
-              std::string_view(bytes).substr(page.offset + page.header_size, static_cast<size_t>(page.compressed_size));
-          EXPECT_EQ(*page.crc, Crc32(stored)) << ToString(page.type) << " at " << page.offset;
-        }
-      }
-      EXPECT_EQ(FirstPage(*file, 0, PageType::kDictionaryPage).type, PageType::kDictionaryPage);
-      const PageType data = version == 1 ? PageType::kDataPage : PageType::kDataPageV2;
-      EXPECT_EQ(FirstPage(*file, 1, data).type, data);
+      check(f, version);
     }
   }
+}
+
+TEST(PageChecksumTest, EveryPageStoresTheCrcOfItsStoredBytesByDefault) {
+  ForEveryCodecAndPageVersion([](MemFile& f, int version) {
+    auto file = f.Open();
+    const std::string bytes = f.Bytes();
+    for (int column = 0; column < 2; ++column) {
+      const auto pages = file->ReadPageHeaders(0, column);
+      ASSERT_GT(pages.size(), 2u);
+      for (const PageSummary& page : pages) {
+        ASSERT_TRUE(page.crc.has_value()) << ToString(page.type) << " at " << page.offset;
+        const std::string_view stored =
+            std::string_view(bytes).substr(page.offset + page.header_size, static_cast<size_t>(page.compressed_size));
+        EXPECT_EQ(*page.crc, Crc32(stored)) << ToString(page.type) << " at " << page.offset;
+      }
+    }
+    EXPECT_EQ(FirstPage(*file, 0, PageType::kDictionaryPage).type, PageType::kDictionaryPage);
+    const PageType data = version == 1 ? PageType::kDataPage : PageType::kDataPageV2;
+    EXPECT_EQ(FirstPage(*file, 1, data).type, data);
+  });
 }
 
 // One flipped byte in a page's stored bytes: the header's offset is named along with the file, row group, column and
@@ -103,15 +111,10 @@ void ExpectCaught(MemFile& f, int column, const PageSummary& page, size_t at_in_
 }
 
 TEST(PageChecksumTest, AFlippedByteInADictionaryPageIsCaughtUnderEveryCodec) {
-  for (Codec codec : kCodecs) {
-    for (int version : {1, 2}) {
-      SCOPED_TRACE(ToString(codec) + " v" + std::to_string(version));
-      MemFile f;
-      WriteTable(f, codec, version);
-      const PageSummary page = FirstPage(*f.Open(), 0, PageType::kDictionaryPage);
-      ExpectCaught(f, 0, page, static_cast<size_t>(page.compressed_size) / 2, "DICTIONARY_PAGE");
-    }
-  }
+  ForEveryCodecAndPageVersion([](MemFile& f, int) {
+    const PageSummary page = FirstPage(*f.Open(), 0, PageType::kDictionaryPage);
+    ExpectCaught(f, 0, page, static_cast<size_t>(page.compressed_size) / 2, "DICTIONARY_PAGE");
+  });
 }
 
 TEST(PageChecksumTest, AFlippedByteInAV1DataPageIsCaughtUnderEveryCodec) {
