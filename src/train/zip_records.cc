@@ -158,16 +158,19 @@ std::optional<uint32_t> InflatedCrc(std::string_view data, uint64_t size) {
 std::optional<std::string> CheckZipRecords(std::string_view bytes, const ZipLayout& zip) {
   for (const ZipRecord& rec : zip.records) {
     const std::string_view data = bytes.substr(rec.data_offset, rec.compressed_size);
+    const std::string where = StrCat("record '", rec.name, "' (", rec.compressed_size, " bytes at offset ",
+                                     rec.data_offset, ")");
     std::optional<uint32_t> crc;
-    if (rec.method == 0 && rec.compressed_size == rec.uncompressed_size) {
+    if (rec.method == 0) {
+      if (rec.compressed_size != rec.uncompressed_size) {
+        return StrCat(where, " is stored, yet its sizes differ (", rec.uncompressed_size, " uncompressed)");
+      }
       crc = Crc32(data);
     } else if (rec.method == 8) {
       crc = InflatedCrc(data, rec.uncompressed_size);
     } else {
-      return StrCat("record '", rec.name, "' uses compression method ", rec.method, " (stored and deflated only)");
+      return StrCat(where, " uses compression method ", rec.method, " (stored and deflated only)");
     }
-    const std::string where = StrCat("record '", rec.name, "' (", rec.compressed_size, " bytes at offset ",
-                                     rec.data_offset, ")");
     if (!crc) return where + " does not inflate";
     if (*crc != rec.crc) {
       return StrCat(where, ": its bytes hash to CRC-32 ", Crc32Text(*crc), ", the archive stores ",
