@@ -9,6 +9,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
+#include "train/checkpoint_temporaries.h"
 
 namespace lakerun::train {
 namespace {
@@ -357,6 +358,7 @@ void ModelCheckpoint::SaveCheckpoint(TrainerState& state, const std::string& fil
                      ": TrainerState::dump_checkpoint is not set; cannot write ", filepath);
     FileSystem& fs = state.Fs();
     fs.CreateDirs(DirName(filepath));
+    RemoveStaleCheckpointTemporaries(fs, DirName(filepath));
     fs.WriteAtomically(filepath, state.dump_checkpoint());
     // Logged as written (Lightning's log_model="all"); a displaced top-k file stays in the run.
     if (options_.log_checkpoints_to_run && state.log_artifact) state.log_artifact(filepath);

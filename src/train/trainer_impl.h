@@ -3,11 +3,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lakerun/dist/ddp.h"
 #include "lakerun/train/trainer.h"
+#include "train/checkpoint_digest.h"
 #include "train/precision.h"
 #include "train/progress.h"
 
@@ -29,12 +31,15 @@ class Trainer::Impl {
   std::map<std::string, int64_t> loader_state;
   MetricMap pending_step;  // step metrics since the last step that reached the run
 
-  /// The checkpoint bytes of the current state (docs/trainer.md, "Checkpoint format").
+  /// The checkpoint bytes of the current state, sealed with their digest (docs/trainer.md, "Checkpoint format").
   std::string DumpCheckpoint(const Trainer& t) const;
   /// Restores a checkpoint into `t` (module, callbacks, optimizers, schedulers, scaler, loop progress, RNG).
-  void LoadCheckpoint(Trainer& t, const std::string& path, int64_t max_epochs);
-  /// "last" / "best" / a path / "" -> the file to resume from ("" for none).
-  std::string ResolveCkptPath(const Trainer& t, const std::string& ckpt_path) const;
+  void LoadCheckpoint(Trainer& t, const VerifiedCheckpoint& checkpoint, int64_t max_epochs);
+  /// "last" / "best" / a path / "" -> the checkpoint to resume from, read and verified (std::nullopt for none).
+  /// "last" takes the newest that verifies (resume_choice.h); a damaged "best" or path is a CorruptDataError.
+  /// `caller` ("Fit", "Validate", "Test") names the call in errors.
+  std::optional<VerifiedCheckpoint> ReadCkptPath(const Trainer& t, const std::string& ckpt_path,
+                                                 const char* caller) const;
   /// Loads only the weights of the checkpoint `ckpt_path` names (for Validate/Test); "" does nothing.
   void LoadWeightsFor(Trainer& t, Module& module, const std::string& ckpt_path, const char* caller) const;
 };
