@@ -6,6 +6,8 @@
 // length and alignment.
 #include "lakerun/base/crc32.h"
 
+#include "crc32_kernels.h"
+
 #include <zlib.h>
 
 #include <cstdio>
@@ -130,23 +132,20 @@ __attribute__((target("pclmul,sse4.1"))) uint32_t FoldBlocks(const uint8_t* p, s
 
 #endif
 
-// How Crc32 folds on this machine.
-enum class Kernel { kZlib, kClmul128, kClmul512 };
-
-Kernel Detect() {
+Crc32Kernel Detect() {
 #ifdef LAKERUN_CRC32_CLMUL
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1")) return Kernel::kZlib;
+  if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1")) return Crc32Kernel::kZlib;
   const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                     __builtin_cpu_supports("vpclmulqdq");
-  return wide ? Kernel::kClmul512 : Kernel::kClmul128;
+  return wide ? Crc32Kernel::kClmul512 : Crc32Kernel::kClmul128;
 #else
-  return Kernel::kZlib;
+  return Crc32Kernel::kZlib;
 #endif
 }
 
-Kernel Chosen() {
-  static const Kernel kernel = Detect();
+Crc32Kernel Chosen() {
+  static const Crc32Kernel kernel = Detect();
   return kernel;
 }
 
@@ -160,24 +159,28 @@ std::string Crc32Text(uint32_t crc) {
 
 const char* Crc32Implementation() {
   switch (Chosen()) {
-    case Kernel::kClmul512: return "VPCLMULQDQ, 512-bit";
-    case Kernel::kClmul128: return "PCLMULQDQ, 128-bit";
-    case Kernel::kZlib: break;
+    case Crc32Kernel::kClmul512: return "VPCLMULQDQ, 512-bit";
+    case Crc32Kernel::kClmul128: return "PCLMULQDQ, 128-bit";
+    case Crc32Kernel::kZlib: break;
   }
   return "zlib crc32_z";
 }
 
-uint32_t Crc32(const void* data, size_t size, uint32_t crc) {
+bool Crc32KernelAvailable(Crc32Kernel kernel) { return static_cast<int>(kernel) <= static_cast<int>(Chosen()); }
+
+uint32_t Crc32With(Crc32Kernel kernel, const void* data, size_t size, uint32_t crc) {
   const auto* p = static_cast<const uint8_t*>(data);
 #ifdef LAKERUN_CRC32_CLMUL
-  if (size >= 64 && Chosen() != Kernel::kZlib) {
+  if (size >= 64 && kernel != Crc32Kernel::kZlib) {
     const size_t folded = size & ~size_t{15};
-    crc = ~FoldBlocks(p, folded, ~crc, Chosen() == Kernel::kClmul512);
+    crc = ~FoldBlocks(p, folded, ~crc, kernel == Crc32Kernel::kClmul512);
     p += folded;
     size -= folded;
   }
 #endif
   return size == 0 ? crc : ZlibCrc32(p, size, crc);
 }
+
+uint32_t Crc32(const void* data, size_t size, uint32_t crc) { return Crc32With(Chosen(), data, size, crc); }
 
 }  // namespace lakerun

@@ -1,5 +1,7 @@
 #include "lakerun/base/crc32.h"
 
+#include "crc32_kernels.h"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -29,6 +31,15 @@ TEST(Crc32Test, MatchesZlibAtEveryLengthAndAlignment) {
   for (size_t begin = 0; begin < 17; ++begin) {
     for (size_t size = 0; size + begin <= bytes.size(); size += size < 300 ? 1 : 97) {
       ASSERT_EQ(Crc32(bytes.data() + begin, size), Zlib(bytes, begin, size)) << begin << " " << size;
+    }
+  }
+  // Every kernel this CPU can run, not only the one Crc32 picks.
+  for (const Crc32Kernel kernel : {Crc32Kernel::kZlib, Crc32Kernel::kClmul128, Crc32Kernel::kClmul512}) {
+    if (!Crc32KernelAvailable(kernel)) continue;
+    for (size_t size = 0; size + 5 <= bytes.size(); size += size < 300 ? 1 : 61) {
+      ASSERT_EQ(Crc32With(kernel, bytes.data() + 5, size, 0x1234), static_cast<uint32_t>(crc32(
+                    0x1234, reinterpret_cast<const Bytef*>(bytes.data() + 5), static_cast<uInt>(size))))
+          << "kernel " << static_cast<int>(kernel) << " size " << size;
     }
   }
 }
