@@ -257,8 +257,7 @@ int RunTableInspect(int argc, char** argv) {
       LAKERUN_THROW(InvalidArgument, path, " is a directory but not a Delta table (no _delta_log); inspect one of "
                     "its Parquet files");
     case TableKind::kDeltaTable:
-      InspectDeltaTable(path, travel, json, std::cout);
-      return 0;
+      return InspectDeltaTable(path, travel, json, std::cout);
   }
   return 1;
 }
