@@ -8,11 +8,9 @@
 
 namespace lakerun::train {
 
-/// Removes the checkpoint temporaries in `dir` that no running saver can still own: those whose pid is not a live
-/// process on this host, or is now a process that started after the file was last written (the pid was reused), or
-/// that nothing has written to for a day. A temporary of a live saver (this process included) is kept, so
-/// concurrent savers on one host are safe. Logs each file removed; failures to list or remove are logged, not
-/// thrown (cleaning never fails a save).
+/// Removes the checkpoint temporaries in `dir` that no running saver can still own (RemoveStaleTemporaries in
+/// lakerun/base/stale_temporaries.h): a temporary of a live saver (this process included) is kept, so concurrent
+/// savers on one host are safe. Failures to list or remove are logged, not thrown (cleaning never fails a save).
 void RemoveStaleCheckpointTemporaries(FileSystem& fs, const std::string& dir);
 
 /// Whether `name` has the form `<something>.ckpt.tmp.<pid>.<n>`; sets *pid.
