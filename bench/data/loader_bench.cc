@@ -10,7 +10,6 @@
 #include <jpeglib.h>
 #include <dirent.h>
 #include <sys/resource.h>
-#include <zlib.h>
 
 #include <ATen/ATen.h>
 
@@ -33,6 +32,7 @@
 #include "lakerun/format/parquet/writer.h"
 
 #include "epoch_peer.h"
+#include "mnist_table.h"
 
 namespace {
 
@@ -40,6 +40,8 @@ namespace pq = lakerun::parquet;
 using Clock = std::chrono::steady_clock;
 using lakerun::data::Loader;
 using lakerun::data::LoaderOptions;
+using lakerun::bench::LoadImages;
+using lakerun::bench::WriteMnistTable;
 
 // CPU milliseconds the loader's decoding threads ("lakerun-data-N") have run so far (/proc/self/task/*/schedstat,
 // nanosecond resolution).
@@ -69,55 +71,6 @@ double ProcessCpuSeconds() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
-std::string ReadGz(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return {};
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, n);
-  gzclose(f);
-  return out;
-}
-
-// Fashion-MNIST's training images and labels (repeated or cut to `rows`); a synthetic stand-in if absent.
-void LoadImages(int64_t rows, std::vector<uint8_t>* images, std::vector<int64_t>* labels, std::string* origin) {
-  const std::string dir = "/usr/share/datasets/fashion-mnist/";
-  const std::string img = ReadGz(dir + "train-images-idx3-ubyte.gz");
-  const std::string lab = ReadGz(dir + "train-labels-idx1-ubyte.gz");
-  images->resize(rows * 784);
-  labels->resize(rows);
-  if (img.size() >= 16 + 784 && lab.size() > 8) {
-    const int64_t have = static_cast<int64_t>((img.size() - 16) / 784);
-    for (int64_t i = 0; i < rows; ++i) {
-      std::memcpy(images->data() + i * 784, img.data() + 16 + (i % have) * 784, 784);
-      (*labels)[i] = static_cast<uint8_t>(lab[8 + i % have]);
-    }
-    *origin = "Fashion-MNIST train set";
-  } else {
-    uint64_t x = 1;
-    for (auto& b : *images) b = static_cast<uint8_t>((x = x * 6364136223846793005ULL + 1) >> 56);
-    for (int64_t i = 0; i < rows; ++i) (*labels)[i] = i % 10;
-    *origin = "synthetic bytes (Fashion-MNIST not found)";
-  }
-}
-
-void WriteMnistTable(const std::string& path, const std::vector<uint8_t>& images, const std::vector<int64_t>& labels,
-                     int64_t row_group_rows) {
-  pq::Schema schema = pq::Schema::FromFields(
-      {pq::Leaf("image", pq::PhysicalType::kFixedLenByteArray, pq::Repetition::kRequired, {}, 784),
-       pq::Leaf("label", pq::PhysicalType::kInt64)});
-  pq::ParquetWriter writer(lakerun::LocalFileSystem(), path, schema);
-  const int64_t rows = static_cast<int64_t>(labels.size());
-  for (int64_t begin = 0; begin < rows; begin += row_group_rows) {
-    const int64_t n = std::min(row_group_rows, rows - begin);
-    writer.WriteRowGroup({pq::ColumnData::FromRaw(pq::PhysicalType::kFixedLenByteArray, 784,
-                                                  images.data() + begin * 784, n),
-                          pq::ColumnData::FromRaw(pq::PhysicalType::kInt64, 0, labels.data() + begin, n)});
-  }
-  writer.Close();
 }
 
 // Rows per second of decoding every column chunk of `path` (threads: row groups in parallel). `views`: byte values

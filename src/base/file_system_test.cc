@@ -1,4 +1,5 @@
 #include "lakerun/base/file_system.h"
+#include "lakerun/base/stale_temporaries.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -131,6 +132,23 @@ TEST(PathTest, JoinDirBase) {
   EXPECT_EQ(DirName("/c"), "/");
   EXPECT_EQ(BaseName("a/b/c.parquet"), "c.parquet");
   EXPECT_EQ(BaseName("a/b/"), "b");
+}
+
+TEST(StaleTemporariesTest, NamesOfWriteAtomicallyAndCreateExclusiveTemporaries) {
+  const std::optional<TemporaryName> atomic = ParseTemporaryName("epoch=3-step=9.ckpt.tmp.4242.17");
+  ASSERT_TRUE(atomic.has_value());
+  EXPECT_EQ(atomic->target, "epoch=3-step=9.ckpt");
+  EXPECT_EQ(atomic->pid, 4242);
+  const std::optional<TemporaryName> excl = ParseTemporaryName("00000000000000000003.json.excl.77.12345");
+  ASSERT_TRUE(excl.has_value());
+  EXPECT_EQ(excl->target, "00000000000000000003.json");
+  EXPECT_EQ(excl->pid, 77);
+  for (const char* other : {"last.ckpt", "last.ckpt.tmp.12x.0", "last.ckpt.tmp.12", ".tmp.12.0", "a.tmp.1234567890.0",
+                            "x.json"}) {
+    EXPECT_FALSE(ParseTemporaryName(other).has_value()) << other;
+  }
+  EXPECT_TRUE(TemporaryMayBeOwned(::getpid(), 0));
+  EXPECT_FALSE(TemporaryMayBeOwned(0, 0));
 }
 
 }  // namespace

@@ -273,6 +273,28 @@ TEST_F(TableHeadTest, EmptyDeltaTableHasItsSchemaAndNoRows) {
   EXPECT_THAT(inspect.output, HasSubstr("  name: string"));
 }
 
+TEST_F(TableHeadTest, InspectNamesDataFilesThatAreMissingOrResizedAndExitsNonZero) {
+  const std::string path = DeltaTableWithTwoAppends();
+  Result clean = RunLakerun("table inspect " + path);
+  ASSERT_EQ(clean.exit_code, 0) << clean.output;
+  EXPECT_THAT(clean.output, Not(HasSubstr("error:")));
+  delta::DeltaTable table(path);
+  const delta::Snapshot s = table.Latest();
+  ASSERT_GE(s.files.size(), 2u);
+  const std::string gone = s.DataFilePath(s.files[0]), cut = s.DataFilePath(s.files[1]);
+  LocalFileSystem().Remove(gone);
+  LocalFileSystem().WriteAtomically(cut, "PAR1");
+  Result text = RunLakerun("table inspect " + path);
+  EXPECT_EQ(text.exit_code, 1) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("error: 1 data file the log references are missing:\n  " + gone));
+  EXPECT_THAT(text.output, HasSubstr(cut + " (4 bytes, the log says " + std::to_string(s.files[1].size) + ")"));
+  Result json = RunLakerun("table inspect --json " + path, true);
+  EXPECT_EQ(json.exit_code, 1);
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["missingFiles"], nlohmann::json::array({gone}));
+  EXPECT_EQ(j["filesOfWrongSize"].size(), 1u);
+}
+
 TEST_F(TableHeadTest, DamagedLastCheckpointFallsBackToListingTheLog) {
   const std::string path = DeltaTableWithTwoAppends();
   delta::DeltaTable table(path);

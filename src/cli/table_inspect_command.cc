@@ -1,5 +1,6 @@
 // `lakerun table inspect PATH [--json] [--version V | --timestamp T] [--filter EXPR]`: schema, row groups, column
-// chunks (codecs, encodings, sizes, statistics) and key-value metadata of a table file; with --filter, what the
+// chunks (codecs, encodings, sizes, statistics, how many pages carry a CRC) and key-value metadata of a table file;
+// with --filter, what the
 // filter skips instead (cli/table_inspect_filter.h). The kind of table is decided in one place, DetectTableKind
 // (cli/table_source.h); each kind has its own Inspect* function.
 #include <CLI/CLI.hpp>
@@ -47,6 +48,45 @@ std::string Encodings(const ColumnChunkMeta& c) {
   return s;
 }
 
+// How many of a column chunk's pages store a CRC-32 in their header, from the page headers alone.
+struct PageCount {
+  int64_t pages = 0;
+  int64_t with_crc = 0;
+  std::string problem;  ///< why the headers could not be read (a damaged chunk), or empty
+};
+
+// Per row group, per column chunk; also the totals in *total (its problem: the first chunk's that has one).
+std::vector<std::vector<PageCount>> CountPages(const ParquetFile& f, PageCount* total) {
+  std::vector<std::vector<PageCount>> counts(static_cast<size_t>(f.num_row_groups()));
+  for (int rg = 0; rg < f.num_row_groups(); ++rg) {
+    for (int c = 0; c < f.schema().num_columns(); ++c) {
+      PageCount count;
+      try {
+        for (const PageSummary& page : f.ReadPageHeaders(rg, c)) {
+          ++count.pages;
+          count.with_crc += page.crc.has_value();
+        }
+      } catch (const CorruptDataError& e) {
+        count.problem = e.what();
+        if (total->problem.empty()) total->problem = count.problem;
+      }
+      total->pages += count.pages;
+      total->with_crc += count.with_crc;
+      counts[static_cast<size_t>(rg)].push_back(count);
+    }
+  }
+  return counts;
+}
+
+std::string PageChecksumText(const PageCount& total) {
+  if (!total.problem.empty()) return "unknown: " + total.problem;
+  if (total.with_crc == 0) return StrCat("none (0 of ", total.pages, " pages: damage goes undetected on read)");
+  if (total.with_crc == total.pages) {
+    return StrCat("present on ", total.pages, " of ", total.pages, " pages (CRC-32, checked on read)");
+  }
+  return StrCat("present on ", total.with_crc, " of ", total.pages, " pages (the others are read unchecked)");
+}
+
 ordered_json SchemaJson(const SchemaNode& n) {
   ordered_json j;
   j["name"] = n.name;
@@ -71,7 +111,7 @@ ordered_json SchemaJson(const SchemaNode& n) {
   return j;
 }
 
-void PrintParquetJson(const ParquetFile& f) {
+void PrintParquetJson(const ParquetFile& f, const std::vector<std::vector<PageCount>>& pages, const PageCount& total) {
   const FileMetaData& md = f.metadata();
   ordered_json j;
   j["path"] = f.path();
@@ -80,9 +120,12 @@ void PrintParquetJson(const ParquetFile& f) {
   j["version"] = md.version;
   j["created_by"] = md.created_by;
   j["num_rows"] = md.num_rows;
+  j["page_checksums"] = {{"pages", total.pages}, {"with_crc", total.with_crc}};
+  if (!total.problem.empty()) j["page_checksums"]["error"] = total.problem;
   j["schema"] = SchemaJson(md.schema.root());
   j["row_groups"] = ordered_json::array();
-  for (const auto& g : md.row_groups) {
+  for (size_t r = 0; r < md.row_groups.size(); ++r) {
+    const RowGroupMeta& g = md.row_groups[r];
     ordered_json rg;
     rg["ordinal"] = g.ordinal;
     rg["num_rows"] = g.num_rows;
@@ -102,6 +145,9 @@ void PrintParquetJson(const ParquetFile& f) {
       cj["total_uncompressed_size"] = c.total_uncompressed_size;
       cj["data_page_offset"] = c.data_page_offset;
       if (c.dictionary_page_offset) cj["dictionary_page_offset"] = *c.dictionary_page_offset;
+      const PageCount& count = pages[r][static_cast<size_t>(c.column)];
+      cj["pages"] = count.pages;
+      cj["pages_with_crc"] = count.with_crc;
       if (c.statistics) {
         ordered_json s;
         if (auto v = c.statistics->MinValue(d)) s["min"] = v->ToString();
@@ -121,14 +167,15 @@ void PrintParquetJson(const ParquetFile& f) {
   std::printf("%s\n", j.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
 }
 
-void PrintParquetText(const ParquetFile& f) {
+void PrintParquetText(const ParquetFile& f, const PageCount& total) {
   const FileMetaData& md = f.metadata();
   std::printf("file:       %s\n", f.path().c_str());
   std::printf("format:     parquet (version %d), %llu bytes\n", md.version,
               static_cast<unsigned long long>(f.file_size()));
   std::printf("created by: %s\n", md.created_by.empty() ? "-" : md.created_by.c_str());
-  std::printf("rows:       %lld in %d row group(s), %d column(s)\n\n", static_cast<long long>(md.num_rows),
+  std::printf("rows:       %lld in %d row group(s), %d column(s)\n", static_cast<long long>(md.num_rows),
               f.num_row_groups(), md.schema.num_columns());
+  std::printf("page checksums: %s\n\n", PageChecksumText(total).c_str());
   std::printf("schema:\n");
   std::string tree = md.schema.ToString();
   size_t start = 0;
@@ -174,12 +221,14 @@ void PrintParquetText(const ParquetFile& f) {
 
 int InspectParquet(const std::string& path, bool json) {
   auto f = ParquetFile::Open(LocalFileSystem(), path);
+  PageCount total;
+  const auto pages = CountPages(*f, &total);
   if (json) {
-    PrintParquetJson(*f);
+    PrintParquetJson(*f, pages, total);
   } else {
-    PrintParquetText(*f);
+    PrintParquetText(*f, total);
   }
-  return 0;
+  return total.problem.empty() ? 0 : 1;  // a chunk whose page headers are damaged
 }
 
 int RunTableInspect(int argc, char** argv) {
@@ -208,8 +257,7 @@ int RunTableInspect(int argc, char** argv) {
       LAKERUN_THROW(InvalidArgument, path, " is a directory but not a Delta table (no _delta_log); inspect one of "
                     "its Parquet files");
     case TableKind::kDeltaTable:
-      InspectDeltaTable(path, travel, json, std::cout);
-      return 0;
+      return InspectDeltaTable(path, travel, json, std::cout);
   }
   return 1;
 }

@@ -5,8 +5,10 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <vector>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/file_system.h"
 #include "lakerun/format/delta/checkpoint.h"
 #include "lakerun/format/delta/table.h"
 
@@ -73,11 +75,43 @@ LastCheckpointHint ReadLastCheckpointHint(const DeltaTable& table) {
   }
 }
 
+// Data files the snapshot references that the file system lacks, or holds at another size than the log recorded.
+struct FileProblems {
+  std::vector<std::string> missing;
+  std::vector<std::string> wrong_size;  // "<path> (<n> bytes, the log says <m>)"
+  bool any() const { return !missing.empty() || !wrong_size.empty(); }
+};
+
+FileProblems CheckDataFiles(const DeltaTable& table, const Snapshot& s) {
+  FileProblems problems;
+  for (const AddFile& f : s.files) {
+    const std::string file = s.DataFilePath(f);
+    const std::optional<FileInfo> info = table.fs().Stat(file);
+    if (!info) {
+      problems.missing.push_back(file);
+    } else if (f.size > 0 && static_cast<int64_t>(info->size) != f.size) {
+      problems.wrong_size.push_back(file + " (" + std::to_string(info->size) + " bytes, the log says " +
+                                    std::to_string(f.size) + ")");
+    }
+  }
+  return problems;
+}
+
+constexpr size_t kProblemsShown = 10;
+
+void PrintProblems(const std::string& what, const std::vector<std::string>& files, std::ostream& out) {
+  if (files.empty()) return;
+  out << "error: " << files.size() << " data file" << (files.size() == 1 ? "" : "s") << " " << what << ":\n";
+  for (size_t i = 0; i < files.size() && i < kProblemsShown; ++i) out << "  " << files[i] << "\n";
+  if (files.size() > kProblemsShown) out << "  ... and " << files.size() - kProblemsShown << " more\n";
+}
+
 }  // namespace
 
-void InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool json, std::ostream& out) {
+int InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool json, std::ostream& out) {
   DeltaTable table(path);
   const Snapshot s = LoadSnapshot(table, travel);
+  const FileProblems problems = CheckDataFiles(table, s);
   const std::vector<CommitRecord> history = table.History();
   const LastCheckpointHint hint = ReadLastCheckpointHint(table);
   const std::optional<LastCheckpoint>& last = hint.value;
@@ -130,8 +164,10 @@ void InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool j
       }
       j["history"].push_back(h);
     }
+    j["missingFiles"] = problems.missing;
+    j["filesOfWrongSize"] = problems.wrong_size;
     out << j.dump(2) << "\n";
-    return;
+    return problems.any() ? 1 : 0;
   }
   out << "Delta table " << path << "\n";
   out << "  version        " << s.version << " (" << IsoTime(s.timestamp_ms) << ")\n";
@@ -176,6 +212,9 @@ void InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool j
                                                                           : std::string("-"))
         << "\n";
   }
+  PrintProblems("the log references are missing", problems.missing, out);
+  PrintProblems("differ in size from what the log recorded", problems.wrong_size, out);
+  return problems.any() ? 1 : 0;
 }
 
 }  // namespace lakerun::cli

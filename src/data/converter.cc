@@ -84,6 +84,9 @@ bool IsList(const ColumnInfo& info) { return info.type != ElementType::kUInt8 &&
 pq::Schema SchemaFor(const std::vector<ColumnInfo>& columns, pq::WriterOptions* options) {
   std::vector<pq::SchemaNode> fields;
   for (const ColumnInfo& info : columns) {
+    LAKERUN_CHECK_AS(NotImplemented, info.shape.empty() || info.elements_per_row() > 0, "column '", info.name,
+                     "': no row holds a complete list (every list is null or empty), so it has no tensor shape; "
+                     "nulls or variable-length lists cannot be converted yet");
     const pq::PhysicalType type = PhysicalFor(info);
     if (type == pq::PhysicalType::kFixedLenByteArray) {
       fields.push_back(pq::Leaf(info.name, type, pq::Repetition::kRequired, {},

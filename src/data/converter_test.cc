@@ -319,6 +319,40 @@ TEST(ConverterTest, StructLeavesAndMapValuesBecomeTopLevelColumnsNamedByTheirPat
   EXPECT_EQ(sum, 3.0);  // 0 + 0.5 + 1 + 1.5
 }
 
+TEST(ConverterTest, NestedListsOfAFixedShapeKeepItAndAllNullOnesAreRefused) {
+  testing::TempDir dir;
+  const auto nested = [](const std::string& name) {
+    return pq::ListOf(name, pq::ListOf("element", pq::Leaf("element", pq::PhysicalType::kInt32)));
+  };
+  {
+    pq::ParquetWriter writer(LocalFileSystem(), dir.Join("t.parquet"), pq::Schema::FromFields({nested("m"), nested("n")}));
+    std::vector<pq::Value> rows;
+    for (int i = 0; i < 3; ++i) {
+      std::vector<pq::Value> outer;
+      for (int a = 0; a < 2; ++a) {
+        outer.push_back(pq::Value::List({pq::Value::Int(i * 100 + a * 10), pq::Value::Int(i * 100 + a * 10 + 1),
+                                         pq::Value::Int(i * 100 + a * 10 + 2)}));
+      }
+      rows.push_back(pq::Value::Struct({{"m", pq::Value::List(std::move(outer))}, {"n", pq::Value::Null()}}));
+    }
+    writer.WriteRows(rows);
+    writer.Close();
+  }
+  ConverterOptions c;
+  c.cache_dir = dir.Join("cache");
+  TableOptions t;
+  t.columns = {"m"};
+  const auto back = OpenTable(ConvertTable(dir.Join("t.parquet"), t, c).path);
+  EXPECT_EQ(back->columns()[0].shape, (std::vector<int64_t>{2, 3}));
+  const auto unit = back->ReadUnit(0);
+  int32_t last;
+  std::memcpy(&last, unit->columns[0].data + 4 * 17, 4);
+  EXPECT_EQ(last, 212);
+  t.columns = {"n"};
+  EXPECT_THROW_WITH(ConvertTable(dir.Join("t.parquet"), t, c), NotImplemented, "column 'n'",
+                    "no row holds a complete list");
+}
+
 TEST(ConverterTest, RejectsBadOptions) {
   MemoryRowSource source({}, 1);
   ConverterOptions c;

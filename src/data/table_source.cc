@@ -602,6 +602,7 @@ class ParquetTableSource final : public RowSource {
     TableOptions probe_options;
     probe_options.columns = options_.filter.Columns();
     probe_options.memory_map = options_.memory_map;
+    probe_options.verify_page_checksums = options_.verify_page_checksums;
     std::vector<DataFile> files = files_;
     for (DataFile& file : files) file.deleted.clear();
     return std::make_shared<ParquetTableSource>(std::move(files), probe_options, partitions_, where_);
@@ -794,6 +795,7 @@ class ParquetTableSource final : public RowSource {
 pq::ReaderOptions ReaderOptionsFor(const TableOptions& options, bool is_delta) {
   pq::ReaderOptions reader;
   reader.memory_map = options.memory_map.value_or(is_delta);
+  reader.verify_crc = options.verify_page_checksums;
   return reader;
 }
 

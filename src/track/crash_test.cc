@@ -164,5 +164,9 @@ TEST(CrashTest, SigtermMidLoggingLeavesEveryPointAndKilledStatus) { ExpectSignal
 
 TEST(CrashTest, SigintMidLoggingLeavesEveryPointAndKilledStatus) { ExpectSignalEndsRunsKilled(SIGINT); }
 
+TEST(CrashTest, SighupMidLoggingLeavesEveryPointAndKilledStatus) { ExpectSignalEndsRunsKilled(SIGHUP); }
+
+TEST(CrashTest, SigpipeMidLoggingLeavesEveryPointAndKilledStatus) { ExpectSignalEndsRunsKilled(SIGPIPE); }
+
 }  // namespace
 }  // namespace lakerun::track

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/logging.h"
 #include "lakerun/base/file_system.h"
 #include "track/ids.h"
 #include "track/metric_line.h"
@@ -118,8 +119,19 @@ std::vector<Experiment> FileStore::ListExperiments() {
   if (!fs_.Exists(root_)) return out;
   for (const auto& entry : fs_.List(root_)) {
     if (!entry.is_directory || entry.name == ".trash" || entry.name == "models" || entry.name[0] == '.') continue;
-    auto e = ReadExperiment(JoinPath(root_, entry.name));
-    if (e && e->lifecycle_stage == "active") out.push_back(std::move(*e));
+    const std::string dir = JoinPath(root_, entry.name);
+    // One damaged experiment must not hide the others: it is named and skipped.
+    try {
+      auto e = ReadExperiment(dir);
+      if (!e) {
+        LAKERUN_LOG(Warning) << "skipping " << dir << ": it has no meta.yaml, so its runs are not listed "
+                             << "(restore the file, or move the directory out of " << root_ << ")";
+        continue;
+      }
+      if (e->lifecycle_stage == "active") out.push_back(std::move(*e));
+    } catch (const Error& e) {
+      LAKERUN_LOG(Warning) << "skipping the experiment in " << dir << ": " << e.what();
+    }
   }
   return out;
 }
@@ -334,8 +346,13 @@ std::vector<RunRecord> FileStore::SearchRuns(const std::vector<std::string>& exp
         std::lock_guard<std::mutex> lock(mu_);
         run_dirs_[entry.name] = run_dir;
       }
-      RunRecord record = GetRun(entry.name);
-      if (record.info.lifecycle_stage == "active") out.push_back(std::move(record));
+      // One damaged run must not hide the others: it is named and skipped.
+      try {
+        RunRecord record = GetRun(entry.name);
+        if (record.info.lifecycle_stage == "active") out.push_back(std::move(record));
+      } catch (const Error& e) {
+        LAKERUN_LOG(Warning) << "skipping the run in " << run_dir << ": " << e.what();
+      }
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const RunRecord& a, const RunRecord& b) {

@@ -1,6 +1,7 @@
 // FileStore: layout, immutability, histories, artifacts, registry, and errors, on memory and local file systems.
 #include "track/file_store.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "lakerun/base/error.h"
@@ -149,6 +150,31 @@ TEST_F(FileStoreTest, RegistryVersionsCount) {
   EXPECT_TRUE(fs_->Exists("/mem/mlruns/models/m/version-2/meta.yaml"));
   EXPECT_EQ(store_->GetOrCreateRegisteredModel("m").name, "m");
   EXPECT_THROW_WITH(store_->CreateModelVersion("a/b", "x", ""), InvalidArgument, "'a/b'");
+}
+
+TEST_F(FileStoreTest, ADamagedRunOrExperimentIsSkippedAndTheRestListed) {
+  const std::string exp = store_->CreateExperiment("exp");
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    CreateRunRequest request;
+    request.experiment_id = exp;
+    request.run_name = "r" + std::to_string(i);
+    request.start_time_ms = 5 + i;
+    ids.push_back(store_->CreateRun(request).run_id);
+  }
+  fs_->WriteAtomically("/mem/mlruns/" + exp + "/" + ids[1] + "/meta.yaml", "run_id: [broken\n");
+  const std::vector<RunRecord> runs = store_->SearchRuns({exp});
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].info.run_id, ids[2]);
+  EXPECT_EQ(runs[1].info.run_id, ids[0]);
+  // An experiment whose meta.yaml is damaged, or missing, is skipped; the others are listed.
+  fs_->CreateDirs("/mem/mlruns/777");
+  fs_->WriteAtomically("/mem/mlruns/777/meta.yaml", "experiment_id: '999'\n");
+  fs_->CreateDirs("/mem/mlruns/888/somerun");
+  std::vector<std::string> names;
+  for (const Experiment& e : store_->ListExperiments()) names.push_back(e.name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"Default", "exp"}));
 }
 
 TEST_F(FileStoreTest, WriteFailureIsAnIoErrorNamingTheFile) {

@@ -21,6 +21,17 @@ std::string Env(const char* name) {
   return value == nullptr ? std::string() : std::string(value);
 }
 
+// A whole number from the environment variable `name`; std::nullopt when unset. Anything else is a ConfigError.
+std::optional<int64_t> EnvCount(const char* name) {
+  const std::string text = Env(name);
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  LAKERUN_CHECK_AS(ConfigError, end != nullptr && *end == '\0' && value >= 0 && value < (1LL << 31), name, "='", text,
+                   "': expected a whole number");
+  return value;
+}
+
 bool IsRetryableStatus(long status) {
   return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
 }
@@ -63,6 +74,15 @@ HttpClient::HttpClient(std::string base_url, HttpOptions options)
     options_.password = Env("MLFLOW_TRACKING_PASSWORD");
   }
   if (Env("MLFLOW_TRACKING_INSECURE_TLS") == "true") options_.insecure_tls = true;
+  if (const std::optional<int64_t> s = EnvCount("MLFLOW_HTTP_REQUEST_TIMEOUT")) {
+    options_.request_timeout = std::chrono::seconds(*s);
+  }
+  if (const std::optional<int64_t> n = EnvCount("MLFLOW_HTTP_REQUEST_MAX_RETRIES")) {
+    options_.max_retries = static_cast<int>(*n);
+  }
+  if (const std::optional<int64_t> s = EnvCount("LAKERUN_TRACKING_TIMEOUT")) {
+    options_.max_retry_time = std::chrono::seconds(*s);
+  }
   if (options_.ca_cert_path.empty()) options_.ca_cert_path = Env("MLFLOW_TRACKING_SERVER_CERT_PATH");
   curl_ = LoadLibcurl().easy_init();
   LAKERUN_CHECK_AS(IoError, curl_ != nullptr, "cannot initialise libcurl for ", base_url_);
@@ -95,7 +115,8 @@ HttpResponse HttpClient::PutFile(const std::string& path, const std::string& loc
 }
 
 bool HttpClient::Perform(const std::string& method, const std::string& url, const Body& body,
-                         const std::string& content_type, HttpResponse* response, std::string* error) {
+                         const std::string& content_type, std::chrono::milliseconds timeout, HttpResponse* response,
+                         std::string* error) {
   const Libcurl& api = LoadLibcurl();
   CURL* curl = static_cast<CURL*>(curl_);
   api.easy_reset(curl);
@@ -116,8 +137,9 @@ bool HttpClient::Perform(const std::string& method, const std::string& url, cons
   api.easy_setopt(curl, CURLOPT_URL, url.c_str());
   api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   api.easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
-  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-  api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                  static_cast<long>(std::min(options_.connect_timeout, timeout).count()));
+  api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteToString);
   api.easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
   curl_slist* headers = nullptr;
@@ -174,7 +196,11 @@ HttpResponse HttpClient::SendWithRetries(const std::string& method, const std::s
   for (;; ++attempt) {
     HttpResponse response;
     std::string error;
-    const bool sent = Perform(method, url, body, content_type, &response, &error);
+    // Each attempt gets what is left of the call's budget, at most request_timeout (and at least a moment).
+    const auto left = options_.max_retry_time - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                    std::chrono::steady_clock::now() - start);
+    const auto timeout = std::max(std::chrono::milliseconds(100), std::min(options_.request_timeout, left));
+    const bool sent = Perform(method, url, body, content_type, timeout, &response, &error);
     if (sent && !IsRetryableStatus(response.status)) return response;
     last_failure = sent ? StrCat("HTTP ", response.status, ": ", response.body.substr(0, 300)) : error;
     if (attempt >= options_.max_retries) break;

@@ -45,8 +45,9 @@ class HttpClient {
   struct Body;
   HttpResponse SendWithRetries(const std::string& method, const std::string& path, const Body& body,
                                const std::string& content_type);
+  // One attempt, ending within `timeout`; false with *error when nothing came back.
   bool Perform(const std::string& method, const std::string& url, const Body& body, const std::string& content_type,
-               HttpResponse* response, std::string* error);
+               std::chrono::milliseconds timeout, HttpResponse* response, std::string* error);
 
   std::string base_url_;
   HttpOptions options_;

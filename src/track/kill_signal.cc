@@ -19,7 +19,9 @@
 namespace lakerun::track {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
+// SIGHUP: the terminal or SSH session closed; SIGPIPE: the output went to a pipe whose reader left (`| head`).
+// Both end a process by default just as SIGTERM does, so the runs end KILLED rather than stay RUNNING.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
 std::atomic<int> g_write_fd{-1};
 

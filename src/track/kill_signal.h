@@ -1,5 +1,5 @@
-// KillSignalHandler: turns SIGINT/SIGTERM into "flush and mark the run KILLED", then lets the signal do what it
-// would have done.
+// KillSignalHandler: turns SIGINT/SIGTERM/SIGHUP/SIGPIPE into "flush and mark the run KILLED", then lets the signal
+// do what it would have done.
 //
 // The async-signal-safe part is tiny: the handler writes the signal number to a self-pipe. A watcher thread, owned by
 // this registry and joined when the last registration goes, reads it, runs every registered callback (newest first,
@@ -21,7 +21,7 @@ namespace lakerun::track {
 
 class KillSignalHandler {
  public:
-  /// signal_number: SIGINT, SIGTERM, or 0 for std::terminate.
+  /// signal_number: SIGINT, SIGTERM, SIGHUP, SIGPIPE, or 0 for std::terminate.
   using Callback = std::function<void(int signal_number)>;
   /// Installs the handlers and starts the watcher on the first registration. Returns a token for Unregister.
   static uint64_t Register(Callback callback);

@@ -295,6 +295,30 @@ TEST_F(RestStoreTest, ConnectionRefusedIsRetriedThenReported) {
   EXPECT_THROW_WITH(store.GetRun("r1"), IoError, "GET " + url, "after 2 attempt(s)");
 }
 
+TEST_F(RestStoreTest, AServerThatNeverAnswersEndsTheCallWithinItsBudgetNamingTheServer) {
+  server_.set_handler([](const RecordedRequest&) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return CannedResponse{};
+  });
+  options_.http.max_retry_time = std::chrono::milliseconds(800);  // request_timeout stays at its default
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW_WITH(Store()->GetRun("r1"), IoError, "GET " + server_.url(), "/runs/get");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+}
+
+TEST_F(RestStoreTest, TheEnvironmentSetsRetriesAndTimeoutsAsMlflowsClientReadsThem) {
+  std::string url;
+  {
+    TestHttpServer gone([](const RecordedRequest&) { return CannedResponse{}; });
+    url = gone.url();
+  }
+  ::setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0", 1);
+  EXPECT_THROW_WITH(RestStore(url, options_).GetRun("r1"), IoError, "GET " + url, "after 1 attempt(s)");
+  ::setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "lots", 1);
+  EXPECT_THROW_WITH(RestStore(url, options_).GetRun("r1"), ConfigError, "MLFLOW_HTTP_REQUEST_MAX_RETRIES='lots'");
+  ::unsetenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES");
+}
+
 TEST_F(RestStoreTest, ServerErrorsMapToLakerunErrors) {
   server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
     if (r.path.find("log-batch") != std::string::npos) {

@@ -1,5 +1,6 @@
 #include "lakerun/track/run.h"
 
+#include <cstring>
 #include <exception>
 
 #include "lakerun/base/error.h"
@@ -157,6 +158,18 @@ void Run::LogMetric(const std::string& key, double value, int64_t step) {
 void Run::LogMetric(const std::string& key, double value, int64_t step, int64_t timestamp_ms) {
   if (!state_) return;
   ValidateKey(key, "metric");
+  {
+    // A point equal to the key's previous one in step, time and value (bit for bit) is the same point logged twice
+    // (e.g. "epoch" by two hooks in one millisecond): MLflow's stores keep (key, step, timestamp, value) unique.
+    std::lock_guard<std::mutex> lock(state_->mu);
+    const Metric point{key, value, timestamp_ms, step};
+    const auto last = state_->last_points.find(key);
+    if (last != state_->last_points.end() && last->second.step == step && last->second.timestamp_ms == timestamp_ms &&
+        std::memcmp(&last->second.value, &value, sizeof value) == 0) {
+      return;
+    }
+    state_->last_points[key] = point;
+  }
   LogEntry entry;
   entry.kind = LogEntry::Kind::kMetric;
   entry.metric = {key, value, timestamp_ms, step};

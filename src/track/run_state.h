@@ -33,6 +33,7 @@ struct Run::State {
   std::unique_ptr<AsyncLogger> logger;
   std::mutex mu;
   std::map<std::string, std::string> params;  // guarded by mu: logged values, for the immutability check
+  std::map<std::string, Metric> last_points;   // guarded by mu: each key's last point, to drop exact repeats
   bool ended = false;                         // guarded by mu
   /// Held for the whole of End() and OnKillSignal(), so a signal arriving while End() runs waits for the status
   /// to be written before the process dies.

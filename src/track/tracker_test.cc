@@ -63,6 +63,21 @@ TEST(TrackerTest, FlushStoresEverythingLoggedBefore) {
   EXPECT_EQ(tracker.store().GetRun(run.run_id()).info.status, RunStatus::kFinished);
 }
 
+TEST(TrackerTest, ThePointLoggedTwiceInOneMillisecondIsStoredOnce) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  run.LogMetric("epoch", 0, 7, 1000);
+  run.LogMetric("epoch", 0, 7, 1000);  // the same point again (two hooks, one millisecond)
+  run.LogMetric("epoch", 1, 7, 1000);  // another value at that step and time: a point of its own
+  run.LogMetric("epoch", 1, 7, 1001);  // a later time: a point of its own
+  run.LogMetric("other", 0, 7, 1000);  // another key
+  run.Flush();
+  EXPECT_EQ(tracker.store().GetMetricHistory(run.run_id(), "epoch").size(), 3u);
+  EXPECT_EQ(tracker.store().GetMetricHistory(run.run_id(), "other").size(), 1u);
+  run.End();
+}
+
 TEST(TrackerTest, NewRunsCarrySystemTagsAndAName) {
   testing::TempDir dir;
   TrackerOptions options = Quiet();

@@ -11,6 +11,7 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/train/model_checkpoint.h"
+#include "train/resume_choice.h"
 #include "train/trainer_impl.h"
 
 namespace lakerun::train {
@@ -55,14 +56,14 @@ std::string ReadString(torch::serialize::InputArchive& ar, const std::string& ke
   return v.toStringRef();
 }
 
-// Reads the checkpoint file at `path` into `ar`, its tensors onto `device` (the module's: the weights and the optimizer
-// state then stay where the parameters are); an unreadable archive is CorruptDataError naming the file.
-void LoadArchive(FileSystem& fs, const std::string& path, c10::Device device, torch::serialize::InputArchive* ar) {
-  std::istringstream in(fs.ReadFile(path));
+// Reads a verified checkpoint into `ar`, its tensors onto `device` (the module's: the weights and the optimizer state
+// then stay where the parameters are); an unreadable archive is CorruptDataError naming the file.
+void LoadArchive(const VerifiedCheckpoint& checkpoint, c10::Device device, torch::serialize::InputArchive* ar) {
+  std::istringstream in(checkpoint.bytes);
   try {
     ar->load_from(in, device);
   } catch (const c10::Error& e) {
-    LAKERUN_THROW(CorruptDataError, "checkpoint ", path, " cannot be read: ", e.what_without_backtrace());
+    LAKERUN_THROW(CorruptDataError, "checkpoint ", checkpoint.path, " cannot be read: ", e.what_without_backtrace());
   }
 }
 
@@ -109,61 +110,53 @@ std::string Trainer::Impl::DumpCheckpoint(const Trainer& t) {
   if (device.is_cuda()) ar.write("cuda_rng_state", GeneratorState(device));
   std::ostringstream out;
   ar.save_to(out);
-  return out.str();
+  return SealCheckpoint(out.str());
 }
 
-std::string Trainer::Impl::ResolveCkptPath(const Trainer& t, const std::string& ckpt_path) const {
-  std::string resolved = ckpt_path;
+std::optional<VerifiedCheckpoint> Trainer::Impl::ReadCkptPath(const Trainer& t, const std::string& ckpt_path,
+                                                               const char* caller) const {
+  FileSystem& fs = t.state_.Fs();
+  if (ckpt_path.empty()) return std::nullopt;
   if (ckpt_path == "last") {
-    resolved.clear();
-    int64_t newest = -1;
+    std::vector<std::string> dirs;
     for (const auto& cb : t.callbacks_) {
-      auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get());
-      if (mc == nullptr || !t.state_.Fs().Exists(mc->dirpath())) continue;
-      for (const auto& f : t.state_.Fs().List(mc->dirpath())) {
-        if (f.is_directory || f.name.rfind(ModelCheckpoint::kNameLast, 0) != 0 || f.name.size() < 5 ||
-            f.name.compare(f.name.size() - 5, 5, ModelCheckpoint::kExtension) != 0) {
-          continue;
-        }
-        if (f.mtime_ms > newest) {
-          newest = f.mtime_ms;
-          resolved = JoinPath(mc->dirpath(), f.name);
-        }
-      }
+      if (auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get())) dirs.push_back(mc->dirpath());
     }
-    if (resolved.empty()) {
-      LAKERUN_LOG(Warning) << "ckpt_path=\"last\": no last*.ckpt in any ModelCheckpoint directory";
-    }
-  } else if (ckpt_path == "best") {
-    for (const auto& cb : t.callbacks_) {
-      if (auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get()); mc != nullptr && resolved == "best") {
-        resolved = mc->best_model_path();
-      }
-    }
-    LAKERUN_CHECK_AS(ConfigError, resolved != "best" && !resolved.empty(),
-                     "ckpt_path=\"best\": no ModelCheckpoint callback has a best model");
+    auto checkpoint = FirstVerified(fs, ResumeCandidates(fs, dirs));
+    if (!checkpoint) LAKERUN_LOG(Warning) << "ckpt_path=\"last\": no checkpoint in any ModelCheckpoint directory";
+    return checkpoint;
   }
-  return resolved;
+  std::string path = ckpt_path;
+  if (ckpt_path == "best") {
+    for (const auto& cb : t.callbacks_) {
+      if (auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get()); mc != nullptr && path == "best") {
+        path = mc->best_model_path();
+      }
+    }
+    LAKERUN_CHECK_AS(ConfigError, path != "best" && !path.empty(), caller,
+                     "(ckpt_path=\"best\"): no ModelCheckpoint callback has a best model");
+  }
+  LAKERUN_CHECK_AS(ConfigError, fs.Exists(path), caller, "(ckpt_path=\"", ckpt_path, "\"): ", path, " does not exist");
+  return ReadVerifiedCheckpoint(fs, path);
 }
 
 void Trainer::Impl::LoadWeightsFor(Trainer& t, Module& module, const std::string& ckpt_path,
                                    const char* caller) const {
   if (ckpt_path.empty()) return;
-  const std::string resolved = ResolveCkptPath(t, ckpt_path);
-  LAKERUN_CHECK_AS(ConfigError, !resolved.empty(), caller, "(ckpt_path=\"", ckpt_path,
+  const std::optional<VerifiedCheckpoint> checkpoint = ReadCkptPath(t, ckpt_path, caller);
+  LAKERUN_CHECK_AS(ConfigError, checkpoint.has_value(), caller, "(ckpt_path=\"", ckpt_path,
                    "\"): no such checkpoint in any ModelCheckpoint directory");
-  LAKERUN_CHECK_AS(ConfigError, t.state_.Fs().Exists(resolved), caller, "(ckpt_path=\"", ckpt_path, "\"): ",
-                   resolved, " does not exist");
   torch::serialize::InputArchive ar;
-  LoadArchive(t.state_.Fs(), resolved, module.device(), &ar);
+  LoadArchive(*checkpoint, module.device(), &ar);
   torch::serialize::InputArchive weights;
   ar.read("state_dict", weights);
   module.load(weights);
 }
 
-void Trainer::Impl::LoadCheckpoint(Trainer& t, const std::string& resolved, int64_t max_epochs) {
+void Trainer::Impl::LoadCheckpoint(Trainer& t, const VerifiedCheckpoint& checkpoint, int64_t max_epochs) {
+  const std::string& resolved = checkpoint.path;
   torch::serialize::InputArchive ar;
-  LoadArchive(t.state_.Fs(), resolved, module->device(), &ar);
+  LoadArchive(checkpoint, module->device(), &ar);
   LAKERUN_CHECK_AS(CorruptDataError, ReadString(ar, "format", resolved) == kFormatVersion, "checkpoint ", resolved,
                    ": unknown format, expected ", kFormatVersion);
   // Lightning's restore order: weights, callbacks, precision state, loops, optimizers and schedulers.

@@ -9,6 +9,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
+#include "train/checkpoint_temporaries.h"
 
 namespace lakerun::train {
 namespace {
@@ -358,6 +359,7 @@ void ModelCheckpoint::SaveCheckpoint(TrainerState& state, const std::string& fil
   if (sync.rank() == 0) {
     FileSystem& fs = state.Fs();
     fs.CreateDirs(DirName(filepath));
+    RemoveStaleCheckpointTemporaries(fs, DirName(filepath));
     fs.WriteAtomically(filepath, bytes);
     // Logged as written (Lightning's log_model="all"); a displaced top-k file stays in the run.
     if (options_.log_checkpoints_to_run && state.log_artifact) state.log_artifact(filepath);

@@ -12,6 +12,7 @@
 #include "lakerun/track/torch_model.h"
 #include "lakerun/train/early_stopping.h"
 #include "lakerun/train/model_checkpoint.h"
+#include "train/checkpoint_temporaries.h"
 #include "train/device.h"
 #include "train/trainer_impl.h"
 
@@ -185,6 +186,7 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   if (state_.Sync().rank() == 0) {
     FileSystem& fs = state_.Fs();
     fs.CreateDirs(DirName(path));
+    RemoveStaleCheckpointTemporaries(fs, DirName(path));
     fs.WriteAtomically(path, bytes);
   }
   state_.Sync().Barrier();
@@ -353,12 +355,12 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   im.batches_in_epoch = 0;
   im.total_batches = 0;
   im.loader_state.clear();
-  const std::string resolved = im.ResolveCkptPath(*this, ckpt_path);
+  const std::optional<VerifiedCheckpoint> resume = im.ReadCkptPath(*this, ckpt_path, "Fit");
   const int64_t max_epochs =
       options_.fast_dev_run > 0 ? 1 : options_.max_epochs.value_or(options_.max_steps == -1 ? 1000 : -1);
   const int64_t max_steps = options_.fast_dev_run > 0 ? options_.fast_dev_run : options_.max_steps;
-  if (!resolved.empty()) {
-    im.LoadCheckpoint(*this, resolved, max_epochs);
+  if (resume) {
+    im.LoadCheckpoint(*this, *resume, max_epochs);
   } else if (options_.scale_lr != dist::LrScaling::kNone) {
     // The rules are linear in the base lr, so one factor scales optimizers and schedulers alike.
     const double factor = dist::ScaleLearningRate(1.0, world_size, options_.scale_lr);

@@ -3,10 +3,12 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lakerun/train/trainer.h"
+#include "train/checkpoint_digest.h"
 #include "train/data_parallel.h"
 #include "train/precision.h"
 #include "train/progress.h"
@@ -29,13 +31,16 @@ class Trainer::Impl {
   std::map<std::string, int64_t> loader_state;
   MetricMap pending_step;  // step metrics since the last step that reached the run
 
-  /// The checkpoint bytes of the current state (docs/trainer.md, "Checkpoint format") on rank 0, empty elsewhere.
-  /// Every rank calls it: a sharded strategy gathers the optimizer state from all of them.
+  /// The checkpoint bytes of the current state, sealed with their digest (docs/trainer.md, "Checkpoint format"), on
+  /// rank 0; empty elsewhere. Every rank calls it: a sharded strategy gathers the optimizer state from all of them.
   std::string DumpCheckpoint(const Trainer& t);
   /// Restores a checkpoint into `t` (module, callbacks, optimizers, schedulers, scaler, loop progress, RNG).
-  void LoadCheckpoint(Trainer& t, const std::string& path, int64_t max_epochs);
-  /// "last" / "best" / a path / "" -> the file to resume from ("" for none).
-  std::string ResolveCkptPath(const Trainer& t, const std::string& ckpt_path) const;
+  void LoadCheckpoint(Trainer& t, const VerifiedCheckpoint& checkpoint, int64_t max_epochs);
+  /// "last" / "best" / a path / "" -> the checkpoint to resume from, read and verified (std::nullopt for none).
+  /// "last" takes the newest that verifies (resume_choice.h); a damaged "best" or path is a CorruptDataError.
+  /// `caller` ("Fit", "Validate", "Test") names the call in errors.
+  std::optional<VerifiedCheckpoint> ReadCkptPath(const Trainer& t, const std::string& ckpt_path,
+                                                 const char* caller) const;
   /// Loads only the weights of the checkpoint `ckpt_path` names (for Validate/Test); "" does nothing.
   void LoadWeightsFor(Trainer& t, Module& module, const std::string& ckpt_path, const char* caller) const;
 };

@@ -1,6 +1,8 @@
 // Process-level resume of lakerun::train::Trainer: a run killed with SIGKILL and resumed with ckpt_path="last" ends
 // with weights bitwise equal to a run that was never interrupted, on one process and on two ranks under
-// `lakerun launch -n 2`, and a crash in the middle of writing last.ckpt leaves the previous one to resume from.
+// `lakerun launch -n 2`; a crash in the middle of writing last.ckpt leaves the previous one to resume from (and its
+// temporary is cleaned at the next save); a damaged last.ckpt is skipped for the newest checkpoint that verifies;
+// a damaged page of the table fails the rank that reads it and stops the job.
 //
 // The program (resume_program.cc) reads a Parquet table this test writes through lakerun::data::Loader, so the
 // loader's position is part of what resumes. The kill lands mid-epoch: the program pauses inside the first
@@ -19,6 +21,7 @@
 
 #include "lakerun_testing/child_process.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/writer.h"
 #include "lakerun_testing/matchers.h"
@@ -65,6 +68,13 @@ void WriteTable(const std::string& path) {
                           pq::ColumnData::Int64s(labels)});
   }
   writer.Close();
+}
+
+// Flips one byte in the middle of `path`'s bytes from `begin` on (of `length` bytes).
+void FlipByte(const std::string& path, uint64_t begin, uint64_t length) {
+  std::string bytes = LocalFileSystem().ReadFile(path);
+  bytes[begin + length / 2] = static_cast<char>(bytes[begin + length / 2] ^ 0x10);
+  LocalFileSystem().WriteAtomically(path, bytes);
 }
 
 std::string ReadOr(const std::string& path, const std::string& fallback = "") {
@@ -257,6 +267,42 @@ TEST_F(TrainResumeTest, CrashWritingLastCkptLeavesThePreviousOneToResumeFrom) {
   EXPECT_EQ(ReportValue(Report("resumed", 0), "global_step"), 48);
   EXPECT_EQ(ReportValue(Report("resumed", 0), "train_calls"), 48 - 28);  // from last.ckpt of step 28
   EXPECT_TRUE(Weights("resumed", 0) == Weights("straight", 0)) << "weights differ from the uninterrupted run's";
+  for (const auto& f : LocalFileSystem().List(dir_.Join("ckpt/steps"))) {
+    EXPECT_EQ(f.name.find(".tmp."), std::string::npos) << f.name << " outlived the next save";
+  }
+}
+
+// last.ckpt damaged after a crash: resume skips it (saying why) for the newest checkpoint that verifies, the
+// top-k file of step 32, and still ends bitwise equal to the uninterrupted run.
+TEST_F(TrainResumeTest, ADamagedLastCkptIsSkippedForTheNewestCheckpointThatVerifies) {
+  RunToEnd(1, "straight", "straight_ckpt");
+  const Exit crashed = Start(1, "crashed", "ckpt", {"--die-writing-last-at-step", "32"}).Wait(kRunTimeout);
+  ASSERT_TRUE(crashed.finished && crashed.signal == SIGKILL) << crashed.Describe();
+  const std::string last = dir_.Join("ckpt/steps/last.ckpt");
+  FlipByte(last, 0, LocalFileSystem().ReadFile(last).size());
+
+  RunToEnd(1, "resumed", "ckpt", {"--resume"});
+  EXPECT_EQ(ReportValue(Report("resumed", 0), "train_calls"), 48 - 32);  // from epoch=2-step=32.ckpt
+  EXPECT_TRUE(Weights("resumed", 0) == Weights("straight", 0)) << "weights differ from the uninterrupted run's";
+  const std::string log = ReadOr(dir_.Join("resumed.log"));
+  EXPECT_THAT(log, ::testing::HasSubstr("skipping " + last + ": checkpoint " + last + " is damaged"));
+  EXPECT_THAT(log, ::testing::HasSubstr("resuming from " + dir_.Join("ckpt/steps/epoch=2-step=32.ckpt")));
+}
+
+// A flipped byte in a page of the table: the rank that reads it fails with the page named, and the job stops
+// before any rank finishes.
+TEST_F(TrainResumeTest, ADamagedTablePageFailsTheRankThatReadsItAndStopsTheJob) {
+  const std::string table = dir_.Join("table.parquet");
+  const pq::PageSummary page = pq::ParquetFile::Open(LocalFileSystem(), table)->ReadPageHeaders(3, 0).back();
+  FlipByte(table, page.offset + page.header_size, static_cast<uint64_t>(page.compressed_size));
+  const Exit e = Start(2, "damaged", "ckpt").Wait(kRunTimeout);
+  const std::string log = ReadOr(dir_.Join("damaged.log"));
+  ASSERT_TRUE(e.finished) << log;
+  EXPECT_NE(e.exit_code, 0) << e.Describe() << "\n" << log;
+  EXPECT_THAT(log, ::testing::HasSubstr(table + ": row group 3, column 'image', page "));
+  EXPECT_THAT(log, ::testing::HasSubstr("at offset " + std::to_string(page.offset) + ": page CRC mismatch"));
+  EXPECT_THAT(log, ::testing::ContainsRegex("rank [01] of 2"));
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(Weights("damaged", r), "") << "rank " << r << " finished the fit";
 }
 
 }  // namespace

@@ -83,6 +83,10 @@ struct TableOptions {
   /// which the protocol never rewrites, and reads loose Parquet files, which writers such as pandas truncate and
   /// rewrite in place; true maps those too. Other file systems are read as usual.
   std::optional<bool> memory_map{};
+  /// Check the CRC-32 of every Parquet page read whose header stores one (lakerun's writer stores them by default):
+  /// a damaged page is a CorruptDataError naming the file, row group, column, page and offset, which the loader
+  /// raises from Next() instead of yielding any sample of that page. false reads pages unchecked.
+  bool verify_page_checksums = true;
   /// Cut every row group into units (the loader's unit of decoding and caching) of about this many decoded bytes of
   /// the projected columns: equal row slices, each read by decoding only the pages that hold its rows. 0 (the
   /// default) keeps whole row groups, which decode fastest when the loader's cache holds the row groups one shuffle

@@ -6,10 +6,10 @@
 // TrackerOptions::on_full. Errors of the background thread surface, with context, from the next Flush() or End().
 //
 // Guarantees: everything logged before Flush() returns, End() returns, the destructor returns (normal exit or stack
-// unwinding), or SIGINT/SIGTERM arrives (when signal handling is on) is stored: appended and flushed to the file
-// store, or sent to the server. Status: End() -> FINISHED by default; the destructor -> FINISHED, or FAILED while an
-// exception unwinds the stack (std::uncaught_exceptions); SIGINT/SIGTERM -> KILLED, then the signal is re-raised
-// with its default action.
+// unwinding), or SIGINT/SIGTERM/SIGHUP/SIGPIPE arrives (when signal handling is on) is stored: appended and flushed
+// to the file store, or sent to the server. Status: End() -> FINISHED by default; the destructor -> FINISHED, or
+// FAILED while an exception unwinds the stack (std::uncaught_exceptions); those signals -> KILLED, then the signal
+// is re-raised with its default action.
 //
 // Thread-safety: log calls may come from several threads; End() and the destructor must not race with them.
 #pragma once

@@ -28,15 +28,19 @@ class FileSystem;
 
 namespace lakerun::track {
 
-/// How the REST store talks HTTP. Defaults follow MLflow's Python client (7 retries, backoff factor 2, jitter 1 s,
-/// 120 s per request); the total time spent retrying one call is bounded by `max_retry_time`.
+/// How the REST store talks HTTP. Retries follow MLflow's Python client (7 retries, backoff factor 2, jitter 1 s);
+/// every call is bounded: it ends within `max_retry_time` (attempts and the waits between them; an attempt's own
+/// timeout is cut to what is left), and an error then names the server, the call and the last failure. The
+/// environment overrides the defaults as MLflow's client reads it: MLFLOW_HTTP_REQUEST_TIMEOUT (seconds per
+/// attempt) and MLFLOW_HTTP_REQUEST_MAX_RETRIES; LAKERUN_TRACKING_TIMEOUT (seconds) sets max_retry_time, e.g. for
+/// large artifact uploads over a slow link.
 struct HttpOptions {
   int max_retries = 7;
   std::chrono::milliseconds backoff_base{2000};  ///< sleep before retry n is backoff_base * 2^(n-1) + jitter
   std::chrono::milliseconds backoff_max{60000};  ///< cap on one sleep
   std::chrono::milliseconds jitter{1000};        ///< uniform random extra in [0, jitter]
-  std::chrono::milliseconds max_retry_time{300000};
-  std::chrono::milliseconds request_timeout{120000};
+  std::chrono::milliseconds max_retry_time{60000};
+  std::chrono::milliseconds request_timeout{60000};
   std::chrono::milliseconds connect_timeout{10000};
   /// Credentials. Empty means: take MLFLOW_TRACKING_TOKEN / MLFLOW_TRACKING_USERNAME + _PASSWORD from the environment.
   std::string token;

@@ -45,7 +45,7 @@ struct TrackerOptions {
   std::chrono::milliseconds flush_timeout{120000};
   /// By default only rank 0 (env RANK unset or "0") logs; other ranks get a no-op tracker.
   bool log_on_every_rank = false;
-  /// Install SIGINT/SIGTERM handling while a run is active: flush, mark KILLED, re-raise with the default action.
+  /// Install SIGINT/SIGTERM/SIGHUP/SIGPIPE handling while a run is active: flush, mark KILLED, re-raise with the default action.
   bool handle_signals = true;
   /// Add mlflow.user / mlflow.source.* / mlflow.source.git.commit tags to new runs.
   bool add_system_tags = true;

@@ -14,6 +14,7 @@
 #include "format/delta/json_codec.h"
 #include "format/delta/uri.h"
 #include "lakerun/base/logging.h"
+#include "lakerun/base/stale_temporaries.h"
 #include "lakerun/format/delta/checkpoint.h"
 
 namespace lakerun::delta {
@@ -170,6 +171,10 @@ CommitResult Commit(const DeltaTable& table, ActionSet actions, const CommitOpti
                 options.max_attempts);
   Snapshot snapshot = read_version ? table.AtVersion(*read_version) : table.Latest();
   CheckWritable(snapshot);
+  // Commit files, checkpoints and _last_checkpoint that writers killed mid-write left half-written beside their
+  // targets (readers ignore them; nothing else would remove them).
+  RemoveStaleTemporaries(table.fs(), table.log_path(), [](const std::string&) { return true; },
+                         "a Delta log write");
   if (!actions.removes.empty()) {
     LAKERUN_CHECK_AS(NotImplemented, !ConfigTrue(snapshot.metadata, "delta.appendOnly"), snapshot.Describe(),
                      ": the table is append-only (delta.appendOnly=true); this commit removes files");

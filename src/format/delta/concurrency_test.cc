@@ -157,5 +157,35 @@ TEST(DeltaConcurrencyTest, RetriesAreBounded) {
   EXPECT_THROW_WITH(Commit(table, a, once), InvalidArgument, "max_attempts");
 }
 
+// A writer killed between writing its commit's temporary and linking it into place leaves `<version>.json.excl.<pid>.
+// <n>` in the log; the next commit removes the temporaries of dead writers and keeps those of live ones.
+TEST(DeltaConcurrencyTest, TemporariesOfKilledWritersAreRemovedByTheNextCommit) {
+  lakerun::testing::TempDir dir;
+  DeltaTable table = CreateTable(dir.path(), Schema());
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead = std::to_string(child), me = std::to_string(::getpid());
+  const std::string stale = "00000000000000000001.json.excl." + dead + ".7";
+  const std::string stale_checkpoint = "_last_checkpoint.tmp." + dead + ".0";
+  const std::string live = "00000000000000000002.json.excl." + me + ".9";
+  for (const auto& name : {stale, stale_checkpoint, live}) {
+    LocalFileSystem().WriteAtomically(JoinPath(table.log_path(), name), "{\"add\":");
+  }
+  ActionSet a;
+  a.adds.push_back(NamedAdd("a.parquet"));
+  EXPECT_EQ(Commit(table, a, {}).version, 1);
+  std::set<std::string> left;
+  for (const auto& f : LocalFileSystem().List(table.log_path())) left.insert(f.name);
+  EXPECT_EQ(left.count(stale), 0u);
+  EXPECT_EQ(left.count(stale_checkpoint), 0u);
+  EXPECT_EQ(left.count(live), 1u);
+  EXPECT_EQ(table.Latest().files.size(), 1u);
+}
+
 }  // namespace
 }  // namespace lakerun::delta

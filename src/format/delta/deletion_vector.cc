@@ -6,12 +6,11 @@
 // from 4 containers on), then the containers: runs, sorted uint16 arrays (cardinality <= 4096) or 8 KiB bitmaps.
 #include "lakerun/format/delta/deletion_vector.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "format/delta/uri.h"
+#include "lakerun/base/crc32.h"
 #include "lakerun/base/error.h"
 
 namespace lakerun::delta {
@@ -283,8 +282,7 @@ std::vector<uint64_t> LoadDeletionVector(FileSystem& fs, const std::string& tabl
                      dv.size_in_bytes);
     bitmap = chunk.substr(4, static_cast<size_t>(dv.size_in_bytes));
     const uint32_t stored_crc = Big32(std::string_view(chunk).substr(4 + dv.size_in_bytes));
-    const uint32_t crc = static_cast<uint32_t>(
-        ::crc32(0L, reinterpret_cast<const Bytef*>(bitmap.data()), static_cast<uInt>(bitmap.size())));
+    const uint32_t crc = Crc32(bitmap);
     LAKERUN_CHECK_AS(CorruptDataError, crc == stored_crc, where, ": checksum mismatch at offset ", offset,
                      " (stored CRC-32 ", stored_crc, ", computed ", crc, ")");
   }
@@ -324,8 +322,7 @@ DeletionVectorDescriptor WriteDeletionVectorFile(FileSystem& fs, const std::stri
   std::string contents(1, '\1');
   PutBig32(&contents, static_cast<uint32_t>(bitmap.size()));
   contents += bitmap;
-  PutBig32(&contents, static_cast<uint32_t>(
-                          ::crc32(0L, reinterpret_cast<const Bytef*>(bitmap.data()), static_cast<uInt>(bitmap.size()))));
+  PutBig32(&contents, Crc32(bitmap));
   const std::string path = DeletionVectorFilePath(table_path, dv, "new deletion vector");
   fs.CreateDirs(DirName(path));
   fs.WriteAtomically(path, contents);

@@ -90,6 +90,41 @@ TEST_F(TableCommandsTest, InspectJsonIsParseable) {
   EXPECT_EQ(j["key_value_metadata"]["lakerun.shape.scores"], "[2]");
 }
 
+TEST_F(TableCommandsTest, InspectSaysWhetherPagesCarryChecksums) {
+  Result r = RunLakerun("table inspect " + path_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto json = nlohmann::json::parse(RunLakerun("table inspect --json " + path_).output);
+  const int64_t pages = json["page_checksums"]["pages"];
+  EXPECT_GE(pages, 10);  // 5 columns x 2 row groups, a dictionary page in some
+  EXPECT_EQ(json["page_checksums"]["with_crc"], pages);
+  EXPECT_EQ(json["row_groups"][0]["columns"][0]["pages_with_crc"], json["row_groups"][0]["columns"][0]["pages"]);
+  EXPECT_THAT(r.output, ::testing::HasSubstr("page checksums: present on " + std::to_string(pages) + " of " +
+                                                 std::to_string(pages) + " pages"));
+
+  const std::string bare = dir_.Join("bare.parquet");
+  WriterOptions o;
+  o.page_checksums = false;
+  o.dictionary = false;
+  ParquetWriter w(LocalFileSystem(), bare, Schema::FromFields({Leaf("x", PhysicalType::kInt64)}), o);
+  w.WriteRowGroup({ColumnData::Int64s({1, 2, 3})});
+  w.Close();
+  Result none = RunLakerun("table inspect " + bare);
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_THAT(none.output, ::testing::HasSubstr("page checksums: none (0 of 1 pages"));
+}
+
+// A flipped byte in a page: `table head` fails naming the page, where it would otherwise print the altered value.
+TEST_F(TableCommandsTest, HeadOfADamagedPageFailsNamingThePage) {
+  const PageSummary page = ParquetFile::Open(LocalFileSystem(), path_)->ReadPageHeaders(0, 0).back();
+  std::string bytes = LocalFileSystem().ReadFile(path_);
+  bytes[page.offset + page.header_size + static_cast<size_t>(page.compressed_size) / 2] ^= 0x08;
+  LocalFileSystem().WriteAtomically(path_, bytes);
+  Result r = RunLakerun("table head -n 3 " + path_);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr(path_ + ": row group 0, column 'id'"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("at offset " + std::to_string(page.offset) + ": page CRC mismatch"));
+}
+
 TEST_F(TableCommandsTest, HeadPrintsRowsWithNestedValues) {
   Result r = RunLakerun("table head -n 3 " + path_);
   ASSERT_EQ(r.exit_code, 0) << r.output;

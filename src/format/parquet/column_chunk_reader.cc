@@ -1,7 +1,5 @@
 #include "format/parquet/column_chunk_reader.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -10,6 +8,7 @@
 #include "format/parquet/metadata_thrift.h"
 #include "format/parquet/rle_decoder.h"
 #include "format/parquet/value_decoders.h"
+#include "lakerun/base/crc32.h"
 
 namespace lakerun::parquet {
 namespace {
@@ -138,6 +137,7 @@ class ChunkDecoder {
         break;
       }
       ctx_.page_offset = base_ + pos;
+      ctx_.page = pages_++;
       size_t header_size = 0;
       PageHeader h = ParsePageHeader(chunk_.substr(pos), ctx_.Describe() + ": page header", base_ + pos,
                                      spec_.max_thrift_depth, &header_size);
@@ -170,7 +170,7 @@ class ChunkDecoder {
         // lies in the PLAIN part): the dictionary is checked and decoded when the range's first such page needs it.
         if (deferred_dictionary_) ctx_.Fail("a second dictionary page in one column chunk");
         if (slots_ > 0) ctx_.Fail("dictionary page after data pages");
-        deferred_dictionary_ = DeferredPage{h, body, ctx_.page_offset};
+        deferred_dictionary_ = DeferredPage{h, body, ctx_.page_offset, ctx_.page};
         continue;
       }
       CheckCrc(h, body);
@@ -239,22 +239,30 @@ class ChunkDecoder {
     return views_ ? StablePage(input, size, compressed) : Decompressed(input, size, compressed);
   }
 
+  // The page's CRC-32 covers its bytes as stored (compressed; a v2 page's levels included), as the spec defines.
   void CheckCrc(const PageHeader& h, std::string_view body) {
     if (!spec_.verify_crc || !h.crc) return;
-    const auto crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
-                                                 static_cast<uInt>(body.size())));
-    if (crc != static_cast<uint32_t>(*h.crc)) ctx_.Fail("page CRC mismatch");
+    const uint32_t crc = Crc32(body);
+    if (crc != static_cast<uint32_t>(*h.crc)) {
+      ctx_.Fail(StrCat("page CRC mismatch: the ", ToString(static_cast<PageType>(h.type)), " header stores CRC-32 ",
+                       Crc32Text(static_cast<uint32_t>(*h.crc)), ", its ", body.size(), " stored bytes hash to ",
+                       Crc32Text(crc), " (the page is damaged)"));
+    }
   }
+
 
   // Decodes the dictionary page a row range deferred (Run) for the first data page that needs it. Errors name the
   // dictionary page's offset.
   void LoadDeferredDictionary() {
     const DeferredPage page = *deferred_dictionary_;
     const uint64_t data_page_offset = ctx_.page_offset;
+    const int64_t data_page = ctx_.page;
     ctx_.page_offset = page.offset;
+    ctx_.page = page.index;
     CheckCrc(page.header, page.body);
     ReadDictionaryPage(page.header, page.body, /*deferred=*/true);
     ctx_.page_offset = data_page_offset;
+    ctx_.page = data_page;
   }
 
   // `deferred`: read after data pages a row range skipped (Run checked its place in the chunk).
@@ -510,10 +518,12 @@ class ChunkDecoder {
     PageHeader header;
     std::string_view body;
     uint64_t offset;
+    int64_t index;
   };
   std::optional<DeferredPage> deferred_dictionary_;  // a row range's dictionary page, not decoded yet
   bool dict_form_ = false;  // out_ holds dictionary indices so far
   int64_t slots_ = 0;
+  int64_t pages_ = 0;  // page headers read so far
 };
 
 }  // namespace

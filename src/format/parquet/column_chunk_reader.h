@@ -22,7 +22,7 @@ struct ChunkSpec {
   int64_t num_values = -1;
   uint64_t max_page_bytes = 1ull << 30;
   int max_thrift_depth = 64;
-  bool verify_crc = false;
+  bool verify_crc = false;  ///< check the pages that store a CRC-32 (ReaderOptions::verify_crc sets it)
   /// BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY / INT96 values as views into page memory (ColumnData's views form).
   bool byte_views = false;
   /// Byte values of a chunk whose data pages are all dictionary-encoded: indices + dictionary (dictionary form).

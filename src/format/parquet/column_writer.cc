@@ -1,7 +1,5 @@
 #include "format/parquet/column_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <set>
 #include <string>
@@ -15,6 +13,7 @@
 #include "format/parquet/rle_encoder.h"
 #include "format/parquet/statistics_builder.h"
 #include "format/parquet/value_encoders.h"
+#include "lakerun/base/crc32.h"
 #include "lakerun/base/error.h"
 
 namespace lakerun::parquet {
@@ -242,10 +241,7 @@ ColumnChunkMeta WriteColumnChunk(WritableFile& file, const ColumnDescriptor& c, 
   std::string page_bytes, compressed, header;
 
   auto emit = [&](PageHeader& h, std::string_view body) {
-    if (opt.page_checksums) {
-      h.crc = static_cast<int32_t>(
-          crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
-    }
+    if (opt.page_checksums) h.crc = static_cast<int32_t>(Crc32(body));  // over the page as stored
     header.clear();
     SerializePageHeader(h, &header);
     file.Append(header);

@@ -19,7 +19,7 @@ struct ColumnWriteOptions {
   int64_t dictionary_page_bytes = 1 << 20;
   std::optional<Encoding> encoding;  ///< value encoding (after the dictionary, or instead of it when set)
   bool statistics = true;
-  bool page_checksums = false;
+  bool page_checksums = true;  ///< the CRC-32 of every page as stored, in its header
 };
 
 /// Checks that `data` fits `column` (type, levels, counts) and returns the number of rows it holds. Throws

@@ -1,4 +1,4 @@
-// Where a decoder is working, for error messages: "<file>: row group 3, column 'a.b', page at offset 1234: ...".
+// Where a decoder is working, for error messages: "<file>: row group 3, column 'a.b', page 2 at offset 1234: ...".
 #pragma once
 
 #include <cstdint>
@@ -12,10 +12,12 @@ struct DecodeContext {
   std::string file = "<buffer>";
   int row_group = -1;
   std::string column;
+  int64_t page = -1;         ///< index of that page in its column chunk (dictionary page included); -1: unknown
   uint64_t page_offset = 0;  ///< file offset of the page header being decoded
 
   std::string Describe() const {
-    return StrCat(file, ": row group ", row_group, ", column '", column, "', page at offset ", page_offset);
+    const std::string which = page >= 0 ? StrCat("page ", page) : std::string("page");
+    return StrCat(file, ": row group ", row_group, ", column '", column, "', ", which, " at offset ", page_offset);
   }
   [[noreturn]] void Fail(const std::string& what) const {
     LAKERUN_THROW(CorruptDataError, Describe(), ": ", what);

@@ -151,44 +151,6 @@ void ParquetFile::ReadChunk(int row_group, int column, Buffer* out, std::optiona
   ReadChunkBytes(row_group, column, start, length, bytes.data());
 }
 
-size_t ParquetFile::RangePrefixLength(int row_group, int column, int64_t row_end) const {
-  // Page headers are tens of bytes; statistics can make them larger, so a window that does not hold the whole
-  // header is widened until it does (or covers the rest of the chunk, where a bad header is the decoder's to report).
-  constexpr size_t kFirstWindow = 4096;
-  const auto [start, length] = ChunkRange(row_group, column);
-  const std::string context = StrCat(path_, ": row group ", row_group, ", column '",
-                                     schema().column(column).dotted_path, "': page header");
-  std::string window;
-  size_t pos = 0;
-  int64_t rows = 0;
-  while (pos < length) {
-    size_t want = std::min(kFirstWindow, length - pos);
-    PageHeader h;
-    size_t header_size = 0;
-    while (true) {
-      window.resize(want);
-      ReadChunkBytes(row_group, column, start + pos, want, window.data());
-      try {
-        h = ParsePageHeader(window, context, start + pos, options_.max_thrift_depth, &header_size);
-        break;
-      } catch (const CorruptDataError&) {
-        if (want == length - pos) return length;  // let the decoder report it, with its context
-        want = std::min(want * 8, length - pos);
-      }
-    }
-    if (h.compressed_page_size < 0 || static_cast<uint64_t>(h.compressed_page_size) > length - pos - header_size) {
-      return length;  // the decoder reports the overrun
-    }
-    pos += header_size + static_cast<size_t>(h.compressed_page_size);
-    const auto type = static_cast<PageType>(h.type);
-    if (type == PageType::kDataPage || type == PageType::kDataPageV2) {
-      rows += h.num_values;  // one slot per row: the range needs no repetition
-      if (rows >= row_end) return pos;
-    }
-  }
-  return length;
-}
-
 ColumnData ParquetFile::ReadColumnChunk(int row_group, int column) const {
   ColumnData out;
   ReadColumnChunk(row_group, column, &out, nullptr);

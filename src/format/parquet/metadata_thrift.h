@@ -17,8 +17,6 @@ FileMetaData ParseFileMetaData(std::string_view bytes, const std::string& contex
 /// Serializes `metadata` (schema, row groups, key-value metadata, created_by; TYPE_ORDER column orders).
 std::string SerializeFileMetaData(const FileMetaData& metadata);
 
-enum class PageType : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2 = 3 };
-
 struct PageHeader {
   int32_t type = 0;  ///< a PageType, or a newer number to skip
   int32_t uncompressed_page_size = 0;

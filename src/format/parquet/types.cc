@@ -51,6 +51,11 @@ std::string ToString(Codec codec) {
   return Name(kNames, static_cast<int>(codec));
 }
 
+std::string ToString(PageType type) {
+  static const char* const kNames[] = {"DATA_PAGE", "INDEX_PAGE", "DICTIONARY_PAGE", "DATA_PAGE_V2"};
+  return Name(kNames, static_cast<int>(type));
+}
+
 std::string ToString(ConvertedType type) {
   static const char* const kNames[] = {
       "UTF8",   "MAP",    "MAP_KEY_VALUE", "LIST",    "ENUM",     "DECIMAL", "DATE",  "TIME_MILLIS",

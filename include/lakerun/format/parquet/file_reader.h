@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,17 @@ struct ColumnReadOptions {
   bool fetch_range_only = false;
 };
 
+/// One page of a column chunk as its header describes it (ParquetFile::ReadPageHeaders).
+struct PageSummary {
+  PageType type = PageType::kDataPage;
+  uint64_t offset = 0;             ///< file offset of the page header
+  uint32_t header_size = 0;
+  int32_t compressed_size = 0;     ///< bytes stored after the header
+  int32_t uncompressed_size = 0;
+  int32_t num_values = 0;          ///< level slots of a data page, entries of a dictionary page
+  std::optional<uint32_t> crc;     ///< the CRC-32 of the stored page, where the writer put one in the header
+};
+
 struct ReaderOptions {
   /// Footers larger than this are rejected as corrupt (a real footer of a huge file is a few MB).
   uint64_t max_footer_bytes = 256ull << 20;
@@ -65,8 +77,10 @@ struct ReaderOptions {
   uint64_t max_page_bytes = 1ull << 30;
   /// Thrift nesting depth limit for footer and page headers.
   int max_thrift_depth = 64;
-  /// Check page CRCs where the writer stored one.
-  bool verify_crc = false;
+  /// Check the CRC-32 of every page decoded whose header stores one (pages without a CRC are read unchecked). A
+  /// mismatch is a CorruptDataError naming the file, row group, column, page and its offset, raised before any of
+  /// the page's values are decoded.
+  bool verify_crc = true;
   /// Map files of LocalFileSystem() into memory and decode column chunks straight from the mapping instead of
   /// reading each chunk into a buffer first (one copy of the stored bytes less; in the views form, the values of
   /// UNCOMPRESSED chunks are views into the mapping, which the ColumnData keeps alive). Other file systems, or a
@@ -104,6 +118,10 @@ class ParquetFile {
 
   /// The raw bytes of a column chunk as stored (page headers included).
   std::string ReadColumnChunkBytes(int row_group, int column) const;
+  /// The chunk's page headers in file order, read with one small read per page (no page body is read or checked).
+  /// A header that does not parse, or a page that overruns the chunk, is a CorruptDataError naming the file, row
+  /// group, column and offset. Thread-safe.
+  std::vector<PageSummary> ReadPageHeaders(int row_group, int column) const;
 
   /// The chunk's page index (page_index.h); std::nullopt when the file has none for it. Checked against the file,
   /// the chunk and the row group: a malformed or inconsistent index is a CorruptDataError naming the file, row group
@@ -121,6 +139,10 @@ class ParquetFile {
   /// ColumnReadOptions::fetch_range_only: how many of the chunk's leading bytes hold every page up to the data page
   /// that completes row `row_end - 1` (the whole length when the pages run out first), from the page headers.
   size_t RangePrefixLength(int row_group, int column, int64_t row_end) const;
+  /// Reads the chunk's page headers in order (ReadPageHeaders), calling `visit` with each page and the chunk offset
+  /// just past its body, until it returns false or the chunk ends.
+  void WalkPageHeaders(int row_group, int column,
+                       const std::function<bool(const PageSummary& page, size_t end)>& visit) const;
   /// The bytes of an index of the chunk (ReadColumnIndex / ReadOffsetIndex), checked to lie in the data section.
   std::string ReadIndexBytes(int row_group, int column, const IndexLocation& where, const char* what) const;
   /// Reads `length` bytes at `offset` of the file; errors name the row group and column.

@@ -47,6 +47,9 @@ enum class Codec : int8_t {
   kLz4Raw = 7,
 };
 
+/// The kind of a page, as its header's `type` says (a reader skips the kinds it does not know).
+enum class PageType : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2 = 3 };
+
 /// The deprecated ConvertedType annotation. Still the only annotation in files some writers produce (DuckDB writes
 /// ConvertedType only for ints, strings, DATE, LIST and MAP); readers derive a LogicalType from it.
 enum class ConvertedType : int8_t {
@@ -167,6 +170,7 @@ std::string ToString(PhysicalType type);
 std::string ToString(Repetition repetition);
 std::string ToString(Encoding encoding);
 std::string ToString(Codec codec);
+std::string ToString(PageType type);
 std::string ToString(ConvertedType type);
 std::string ToString(TimeUnit unit);
 
