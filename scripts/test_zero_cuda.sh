@@ -20,8 +20,9 @@ log() { echo "[test_zero_cuda] $*" >&2; }
 
 # gtest names of the sharded data parallel tests, their DDP reference, and the plain NCCL check (no glob characters:
 # test_cuda.sh expands CTEST_ARGS unquoted).
-TESTS='^(ShardLayoutTest|Worlds/ShardCollectivesTest|OptimizerStateTest|ShardedDataParallelTest|Transports/ShardedTransportTest'
-TESTS+='|Cases/ShardedEquivalenceTest|ShardedCheckpointTest|Optimizers/ShardedCheckpointTest|ShardedNcclTest'
+TESTS='^(ShardLayoutTest|Worlds/ShardCollectivesTest|OptimizerStateTest|ShardedDataParallelTest'
+TESTS+='|Transports/ShardedTransportTest|Cases/ShardedEquivalenceTest|ShardedCheckpointTest'
+TESTS+='|Optimizers/ShardedCheckpointTest|ShardedNcclTest'
 TESTS+='|StrategyTest|TrainerStrategyTest|DdpTest|WorldsAndBuckets/DdpEquivalenceTest|NcclBackendTest)\.'
 
 rc=0

@@ -125,7 +125,8 @@ void BenchModel(dist::Context& ctx, const char* title, const at::Tensor& x, cons
       dist::ShardedOptions o;
       o.stage = c == 1 ? dist::ZeroStage::kOptimizerState : dist::ZeroStage::kGradients;
       o.shared_memory = c != 3;
-      k.sdp = std::make_unique<dist::ShardedDataParallel>(ctx, k.net, std::vector<std::shared_ptr<torch::optim::Optimizer>>{k.opt}, o);
+      std::vector<std::shared_ptr<torch::optim::Optimizer>> optimizers{k.opt};
+      k.sdp = std::make_unique<dist::ShardedDataParallel>(ctx, k.net, optimizers, o);
     }
   }
   for (int warm = 0; warm < 5; ++warm) {

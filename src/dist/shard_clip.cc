@@ -27,9 +27,8 @@ double ClipShardGradNorm(Context& ctx, const std::vector<at::Tensor>& grads, dou
     const at::Tensor all = at::cat(norms).to(at::kDouble).cpu();
     local = inf ? all.max().item<double>() : all.pow(norm_type).sum().item<double>();
   }
+  // With no gradient anywhere the norm is 0 and the coefficient clamps to 1, as clip_grad_norm_ returns 0.
   const double reduced = AllReduceDouble(ctx, local, inf ? ReduceOp::kMax : ReduceOp::kSum);
-  const int64_t ranks_with_grads = AllReduceInt64(ctx, any ? 1 : 0, ReduceOp::kSum);
-  if (ranks_with_grads == 0) return 0.0;
   const double total = inf ? reduced : std::pow(reduced, 1.0 / norm_type);
   // clip_grad_norm_'s arithmetic: max_norm / (total + 1e-6) on a tensor of the gradients' dtype, clamped to 1.
   const at::Tensor total_t = at::full({}, total, at::TensorOptions().dtype(dtype));

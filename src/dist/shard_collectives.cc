@@ -13,6 +13,11 @@ namespace {
 
 bool OnNccl(const Context& ctx) { return ctx.backend() == "nccl"; }
 
+// Without a process group: the collective of one rank.
+PendingShardOp LocalCopy(Context& ctx, const at::Tensor& from, const at::Tensor& to, const std::string& what) {
+  return PendingShardOp(&ctx, compat::WorkPtr(), [from, out = at::Tensor(to)]() mutable { out.copy_(from); }, what);
+}
+
 void CheckShapes(const Context& ctx, const at::Tensor& whole, const at::Tensor& chunk, const char* what) {
   LAKERUN_CHECK(whole.is_contiguous() && chunk.is_contiguous() && whole.dim() == 1 && chunk.dim() == 1 &&
                     whole.numel() == chunk.numel() * ctx.world_size() && whole.scalar_type() == chunk.scalar_type(),
@@ -83,7 +88,7 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
   CheckShapes(ctx, input, output, "StartReduceScatter");
   const int world = ctx.world_size();
   const std::string what = StrCat("reduce_scatter of ", input.nbytes(), " bytes");
-  if (!ctx.impl().backend) return PendingShardOp(&ctx, compat::WorkPtr(), [input, out = at::Tensor(output)]() mutable { out.copy_(input); }, what);
+  if (!ctx.impl().backend) return LocalCopy(ctx, input, output, what);
   if (OnNccl(ctx)) {
     compat::WorkPtr work = Launch(ctx, what, [&](compat::Backend& pg) {
       at::Tensor in = input, out = output;
@@ -114,7 +119,7 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
 PendingShardOp StartAllGather(Context& ctx, const at::Tensor& input, const at::Tensor& output) {
   CheckShapes(ctx, output, input, "StartAllGather");
   const std::string what = StrCat("all_gather of ", input.nbytes(), " bytes per rank");
-  if (!ctx.impl().backend) return PendingShardOp(&ctx, compat::WorkPtr(), [input, out = at::Tensor(output)]() mutable { out.copy_(input); }, what);
+  if (!ctx.impl().backend) return LocalCopy(ctx, input, output, what);
   compat::WorkPtr work = Launch(ctx, what, [&](compat::Backend& pg) {
     at::Tensor in = input, out = output;
     ::c10d::AllgatherOptions options;

@@ -12,8 +12,8 @@
 //   all-reduce, which also adds in rank order.
 // - all-gather is Gloo's allgather into views of the output (Gloo gathers into a scratch buffer and copies out).
 // On NCCL: _reduce_scatter_base and _allgather_base (Python's reduce_scatter_tensor / all_gather_into_tensor).
-// Without a process group (world size 1) both are copies. Every wait is bounded by ctx.timeout(); failures are DistError / CommTimeout
-// naming the operation and the rank.
+// Without a process group (world size 1) both are copies. Every wait is bounded by ctx.timeout(); failures are
+// DistError / CommTimeout naming the operation and the rank.
 #pragma once
 
 #include <lakerun/dist/init.h>

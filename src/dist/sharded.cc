@@ -123,7 +123,9 @@ void ShardedDataParallel::Impl::BindGradients() {
   for (OwnedPiece& piece : pieces) {
     at::Tensor grad;
     if (gradients) {
-      if (gradients->has_gradients()) grad = chunk_grads[piece.bucket].narrow(0, piece.where.chunk_offset, piece.where.numel);
+      if (gradients->has_gradients()) {
+        grad = chunk_grads[piece.bucket].narrow(0, piece.where.chunk_offset, piece.where.numel);
+      }
     } else if (const at::Tensor& full = params[piece.where.param].grad(); full.defined()) {
       grad = full.reshape({-1}).narrow(0, piece.where.param_offset, piece.where.numel);
     }

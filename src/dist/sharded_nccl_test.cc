@@ -109,7 +109,9 @@ TEST(ShardedNcclTest, BothLevelsTrainACudaModelAsAPlainLoopDoes) {
     {
       std::optional<ShardedDataParallel::GatheredState> gathered;
       if (sdp) gathered.emplace(sdp->GatherOptimizerState(0));
-      for (const auto& p : net->parameters()) state.push_back(Decompose(OptimizerKind::kAdam, *opt->state().at(StateKey(p))));
+      for (const auto& p : net->parameters()) {
+        state.push_back(Decompose(OptimizerKind::kAdam, *opt->state().at(StateKey(p))));
+      }
     }
     return std::make_pair(testing::Snapshot(*net), state);
   };

@@ -49,8 +49,9 @@ void ShardedOptimizer::Step() {
   auto& inner_groups = inner_->param_groups();
   const auto& user_groups = user_.param_groups();
   LAKERUN_CHECK_AS(ConfigError, inner_groups.size() == user_groups.size(), "ShardedDataParallel: the ",
-                   ToString(kind_), " optimizer had ", inner_groups.size(), " param groups when it was sharded and has ",
-                   user_groups.size(), " now; add groups before wrapping the module");
+                   ToString(kind_), " optimizer had ", inner_groups.size(),
+                   " param groups when it was sharded and has ", user_groups.size(),
+                   " now; add groups before wrapping the module");
   for (std::size_t g = 0; g < inner_groups.size(); ++g) inner_groups[g].set_options(user_groups[g].options().clone());
   inner_->step();
 }

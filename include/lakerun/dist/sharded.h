@@ -34,9 +34,11 @@
 //   find_unused_parameters yet).
 // - Step() refreshes this rank's chunk copy from the parameters, steps it with each optimizer, then all-gathers every
 //   bucket (two in flight at a time) back into the parameters: every rank ends with identical parameters. A step
-//   before any synchronized backward leaves the parameters as they are, as an optimizer skips a parameter without .grad.
-// - ClipGradNorm clips by the norm of all gradients (every rank's chunks: one all-reduce of a double), as
-//   torch::nn::utils::clip_grad_norm_ on the whole model; ClipGradValue clamps this rank's chunks.
+//   before any synchronized backward leaves the parameters as they are (an optimizer skips a parameter without
+//   .grad).
+// - ClipGradNorm clips by the norm of all gradients, as torch::nn::utils::clip_grad_norm_ on the whole model: level 1
+//   clips the whole gradients it holds, level 2 adds every rank's partial sum (one all-reduce of a double).
+//   ClipGradValue clamps element-wise.
 // - Buffers are broadcast from rank 0 after each synchronized backward (broadcast_buffers), as DDP does.
 // - GatherOptimizerState (collective) rebuilds each optimizer's full state on one rank, in the optimizer itself: its
 //   save() then writes what a replicated optimizer writes, so DDP and either level resume each other's checkpoints.
