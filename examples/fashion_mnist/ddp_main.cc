@@ -84,11 +84,15 @@ int Run(int argc, char** argv) {
   SetThreads(threads);
 
   dist::Context& ctx = dist::Init();
-  const FashionMnist data = LoadFashionMnist({.data_dir = options.data_dir, .mean = options.mean, .std = options.std});
+  FashionMnistOptions data_options;
+  data_options.data_dir = options.data_dir;
+  data_options.mean = options.mean;
+  data_options.std = options.std;
+  const FashionMnist data = LoadFashionMnist(data_options);
   if (ctx.rank() == 0) {
     std::printf("fashion_mnist_ddp: %d rank(s) (launcher %s, backend %s), %d thread(s) per rank, "
                 "batch %lld per rank\n",
-                ctx.world_size(), dist::LauncherName(ctx.launcher()), ctx.backend().c_str(), threads,
+                ctx.world_size(), dist::LauncherName(ctx.launcher()), dist::ToString(ctx.backend()), threads,
                 static_cast<long long>(options.batch_size));
     std::fflush(stdout);
   }

@@ -70,8 +70,8 @@ TableInfo PrepareTable(const FlowersOptions& o, dist::Context& ctx) {
   return *info;
 }
 
-std::unique_ptr<data::Loader> MakeLoader(const FlowersOptions& o, const TableInfo& table, const std::string& split,
-                                         int channels, dist::Context& ctx) {
+data::Loader MakeLoader(const FlowersOptions& o, const TableInfo& table, const std::string& split, int channels,
+                        dist::Context& ctx) {
   data::TableOptions t;
   t.columns = {"image", "label"};
   t.filter = data::Filter::Compare("split", format::FilterOp::kEq, parquet::Value::String(split));
@@ -99,7 +99,7 @@ std::unique_ptr<data::Loader> MakeLoader(const FlowersOptions& o, const TableInf
   l.shuffle.enabled = train;
   l.num_threads = static_cast<size_t>(o.loader_threads);
   l.images["image"] = image;
-  return std::make_unique<data::Loader>(data::OpenTable(table.path, t), l);
+  return data::Loader(data::OpenTable(table.path, t), l);
 }
 
 int Run(const FlowersOptions& o) {
@@ -116,15 +116,14 @@ int Run(const FlowersOptions& o) {
 
   const TableInfo table = PrepareTable(o, ctx);
   const int channels = o.channels > 0 ? o.channels : table.channels;
-  auto train_loader = MakeLoader(o, table, "train", channels, ctx);
-  auto val_loader = MakeLoader(o, table, "val", channels, ctx);
-  auto test_loader = MakeLoader(o, table, "test", channels, ctx);
-  train::LoaderBatchSource train_source(*train_loader), val_source(*val_loader), test_source(*test_loader);
+  train::LoaderBatchSource train_source = MakeLoader(o, table, "train", channels, ctx);
+  train::LoaderBatchSource val_source = MakeLoader(o, table, "val", channels, ctx);
+  train::LoaderBatchSource test_source = MakeLoader(o, table, "test", channels, ctx);
   if (rank0) {
     std::cout << "[flowers] " << table.path << " (" << table.source << "): " << table.classes.size()
               << " classes, " << table.train_rows << " train / " << table.val_rows << " val / " << table.test_rows
               << " test images; " << ctx.world_size() << " rank(s) x batch " << o.batch_size << ", "
-              << train_loader->batches_per_epoch() << " steps per epoch, " << threads << " torch thread(s) per rank"
+              << train_source.loader().batches_per_epoch() << " steps per epoch, " << threads << " torch thread(s) per rank"
               << std::endl;
   }
 
