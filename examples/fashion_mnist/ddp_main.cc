@@ -18,12 +18,12 @@
 #include "dataset.h"
 #include "experiment_log.h"
 #include "lakerun/base/error.h"
+#include "lakerun/base/run_main.h"
 #include "lakerun/dist/collectives.h"
 #include "lakerun/dist/init.h"
 #include "lakerun/dist/lr_scaling.h"
 #include "options.h"
 #include "train_loop.h"
-#include "program_main.h"
 
 namespace lakerun::examples {
 namespace {
@@ -138,5 +138,5 @@ int Run(int argc, char** argv) {
 }  // namespace lakerun::examples
 
 int main(int argc, char** argv) {
-  return lakerun::examples::RunProgramMain("fashion_mnist_ddp", lakerun::examples::Run, argc, argv);
+  return lakerun::RunMain(argc, argv, lakerun::examples::Run);  // an error: a message and exit code 1
 }

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/run_main.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/dist/init.h"
 #include "lakerun/track/torch_model.h"
@@ -32,7 +33,6 @@
 #include "table_data.h"
 #include "table_setup.h"
 #include "trainer_options.h"
-#include "program_main.h"
 
 namespace lakerun::examples {
 namespace {
@@ -233,5 +233,5 @@ int Run(int argc, char** argv) {
 }  // namespace lakerun::examples
 
 int main(int argc, char** argv) {
-  return lakerun::examples::RunProgramMain("fashion_mnist", lakerun::examples::Run, argc, argv);
+  return lakerun::RunMain(argc, argv, lakerun::examples::Run);  // an error: a message and exit code 1
 }

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/run_main.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/data/table_source.h"
@@ -235,22 +236,21 @@ int Run(const FlowersOptions& o) {
   return 0;
 }
 
+int Main(int argc, char** argv) {
+  const FlowersOptions options = ParseFlags(argc, argv);
+  if (options.help) {
+    std::cout << Usage();
+    return 0;
+  }
+  const int code = Run(options);
+  dist::Shutdown();
+  return code;
+}
+
 }  // namespace
 }  // namespace lakerun::examples::flowers
 
 int main(int argc, char** argv) {
-  using namespace lakerun::examples::flowers;
-  try {
-    const FlowersOptions options = ParseFlags(argc, argv);
-    if (options.help) {
-      std::cout << Usage();
-      return 0;
-    }
-    const int code = Run(options);
-    lakerun::dist::Shutdown();
-    return code;
-  } catch (const std::exception& e) {
-    std::cerr << "flowers: error: " << e.what() << std::endl;
-    return 1;
-  }
+  // An error escaping Main prints "flowers: error: ..." and exits 1 instead of aborting.
+  return lakerun::RunMain(argc, argv, lakerun::examples::flowers::Main);
 }
