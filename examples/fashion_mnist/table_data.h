@@ -5,7 +5,7 @@
 //   FashionMnistSources s = OpenFashionMnistSources(tables);
 //   FashionMnistLoaderSettings settings;
 //   settings.batch_size = 100;
-//   train::LoaderBatchSource train = data::Loader(s.train, FashionMnistLoaderOptions(settings));  // a Trainer shards it
+//   train::LoaderBatchSource train = data::Loader(s.train, FashionMnistLoaderOptions(settings));  // Trainer shards
 //   batch->at("image")   // float32 [B, 1, 28, 28], (x / 255 - mean) / std: the same values as dataset.h's
 //   batch->at("label")   // int64 [B]
 //

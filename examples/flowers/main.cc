@@ -124,7 +124,8 @@ int Run(const FlowersOptions& o) {
     std::cout << "[flowers] " << table.path << " (" << table.source << "): " << table.classes.size()
               << " classes, " << table.train_rows << " train / " << table.val_rows << " val / " << table.test_rows
               << " test images; " << ctx.world_size() << " rank(s) x batch " << o.batch_size << ", "
-              << train_source.loader().batches_per_epoch() << " steps per epoch, " << threads << " torch thread(s) per rank"
+              << train_source.loader().batches_per_epoch() << " steps per epoch, " << threads
+              << " torch thread(s) per rank"
               << std::endl;
   }
 

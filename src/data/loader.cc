@@ -188,8 +188,8 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
     options_.world_size = 1;
   }
   CheckRank(rank(), world_size());
-  LAKERUN_CHECK_AS(ConfigError, options_.batch_size > 0, RankPrefix(), "LoaderOptions::batch_size must be positive, got ",
-                   options_.batch_size);
+  LAKERUN_CHECK_AS(ConfigError, options_.batch_size > 0, RankPrefix(),
+                   "LoaderOptions::batch_size must be positive, got ", options_.batch_size);
   LAKERUN_CHECK_AS(ConfigError, options_.prefetch_batches > 0, RankPrefix(),
                    "LoaderOptions::prefetch_batches must be at least 1");
   window_ = options_.prefetch_batches;

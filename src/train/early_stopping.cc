@@ -40,7 +40,8 @@ EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : options_(std::move(
 }
 
 std::string EarlyStopping::state_key() const {
-  return StrCat("EarlyStopping{'monitor': ", PyRepr(options_.monitor), ", 'mode': ", PyRepr(ToString(options_.mode)), "}");
+  return StrCat("EarlyStopping{'monitor': ", PyRepr(options_.monitor), ", 'mode': ", PyRepr(ToString(options_.mode)),
+                "}");
 }
 
 StateDict EarlyStopping::state_dict() const {

@@ -11,8 +11,10 @@ constexpr NamedValue<Precision> kPrecisions[] = {{Precision::k32True, "32-true"}
                                                  {Precision::k32True, "32"},
                                                  {Precision::kBf16Mixed, "bf16"},
                                                  {Precision::k16Mixed, "16"}};
-constexpr NamedValue<Accelerator> kAccelerators[] = {
-    {Accelerator::kAuto, "auto"}, {Accelerator::kCpu, "cpu"}, {Accelerator::kCuda, "cuda"}, {Accelerator::kCuda, "gpu"}};
+constexpr NamedValue<Accelerator> kAccelerators[] = {{Accelerator::kAuto, "auto"},
+                                                     {Accelerator::kCpu, "cpu"},
+                                                     {Accelerator::kCuda, "cuda"},
+                                                     {Accelerator::kCuda, "gpu"}};
 constexpr NamedValue<GradientClipAlgorithm> kClipAlgorithms[] = {{GradientClipAlgorithm::kNorm, "norm"},
                                                                  {GradientClipAlgorithm::kValue, "value"}};
 constexpr NamedValue<ProgressStyle> kProgressStyles[] = {

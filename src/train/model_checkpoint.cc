@@ -112,7 +112,8 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : options_(std:
 }
 
 std::string ModelCheckpoint::state_key() const {
-  return StrCat("ModelCheckpoint{'monitor': ", PyRepr(options_.monitor, true), ", 'mode': ", PyRepr(ToString(options_.mode)),
+  return StrCat("ModelCheckpoint{'monitor': ", PyRepr(options_.monitor, true),
+                ", 'mode': ", PyRepr(ToString(options_.mode)),
                 ", 'every_n_train_steps': ", every_n_train_steps_, ", 'every_n_epochs': ", every_n_epochs_,
                 ", 'train_time_interval': None}");
 }
