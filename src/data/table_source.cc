@@ -381,6 +381,7 @@ class ParquetTableSource final : public RowSource {
   }
 
   std::string Fingerprint() const override { return fingerprint_; }
+  std::string Describe() const override { return where_; }
 
   std::shared_ptr<const RowSource> WithUnitBytes(uint64_t unit_bytes) const override {
     for (const auto& file : layouts_) {
@@ -492,9 +493,9 @@ class ParquetTableSource final : public RowSource {
       return layout;
     }
     const auto form = options_.forms.find(name);
-    ColumnInfo described = Describe(*files_[f].file, name, *file_leaf, leaf->table_type,
-                                    form == options_.forms.end() ? ColumnForm{} : form->second,
-                                    *described_by ? info : nullptr, &layout);
+    ColumnInfo described = data::Describe(*files_[f].file, name, *file_leaf, leaf->table_type,
+                                          form == options_.forms.end() ? ColumnForm{} : form->second,
+                                          *described_by ? info : nullptr, &layout);
     if (!*described_by) {
       *info = described;
       *described_by = f;

@@ -1,4 +1,8 @@
 // `lakerun launch` flags (CLI11) -> LaunchOptions -> Launch().
+//
+// Every flag of several words takes torchrun's two spellings (--nproc-per-node and --nproc_per_node), with its value
+// after '=' or as the next argument. An unknown flag before the program is an error that names the nearest flag,
+// never taken for the program.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -7,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lakerun/base/choices.h"
 #include "lakerun/base/error.h"
 #include "lakerun/launch/command.h"
 #include "lakerun/launch/launcher.h"
@@ -23,8 +28,8 @@ std::vector<int> ParseRankList(const std::string& text) {
     const std::string item = text.substr(start, end - start);
     char* stop = nullptr;
     const long value = std::strtol(item.c_str(), &stop, 10);
-    LAKERUN_CHECK(!item.empty() && *stop == '\0' && value >= 0, "launch: --ranks: '", item,
-                  "' is not a rank number (expected e.g. --ranks 0,2)");
+    LAKERUN_CHECK_AS(ConfigError, !item.empty() && *stop == '\0' && value >= 0, "launch: --ranks: '", item,
+                     "' is not a rank number (expected e.g. --ranks 0,2)");
     ranks.push_back(static_cast<int>(value));
     start = end + 1;
   }
@@ -32,9 +37,39 @@ std::vector<int> ParseRankList(const std::string& text) {
 }
 
 std::chrono::milliseconds FromSeconds(double seconds, const char* flag) {
-  LAKERUN_CHECK(std::isfinite(seconds) && seconds >= 0, "launch: ", flag, " must be a non-negative number of seconds, got ",
-                seconds);
+  LAKERUN_CHECK_AS(ConfigError, std::isfinite(seconds) && seconds >= 0, "launch: ", flag,
+                   " must be a non-negative number of seconds, got ", seconds);
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+}
+
+// "--a-b,--a_b": both of torchrun's spellings of a long flag of several words.
+std::string BothSpellings(const std::string& dashed) {
+  std::string underscored = dashed;
+  for (size_t i = 2; i < underscored.size(); ++i) {
+    if (underscored[i] == '-') underscored[i] = '_';
+  }
+  return underscored == dashed ? dashed : dashed + "," + underscored;
+}
+
+// Throws ConfigError for `arg`, a flag the app does not know, naming the nearest one it does.
+[[noreturn]] void UnknownFlag(const CLI::App& app, const std::string& arg) {
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) flags.push_back("-" + name);
+  }
+  const std::string flag = arg.substr(0, arg.find('='));
+  const std::optional<std::string> nearest = NearestName(flag, flags);
+  LAKERUN_THROW(ConfigError, "launch: unknown flag '", flag, "'",
+                nearest ? " (did you mean " + *nearest + "?)" : std::string(),
+                "; see `lakerun launch --help`. The program's own flags go after it, or after `--`");
+}
+
+// torchrun's --nnodes: this command starts the ranks of one node.
+void CheckOneNode(const std::string& nnodes) {
+  LAKERUN_CHECK_AS(ConfigError, nnodes == "1" || nnodes == "1:1", "launch: --nnodes ", nnodes,
+                   ": `lakerun launch` starts the ranks of one node; across nodes, start them with Slurm (srun), "
+                   "MPI (mpirun) or anything that sets torchrun's variables (docs/dist.md)");
 }
 
 }  // namespace
@@ -55,39 +90,55 @@ int RunLaunchCommand(int argc, char** argv) {
   double grace_seconds = 5;
   double timeout_seconds = 0;
   std::string start_method = "exec";
+  std::string nnodes = "1";
+  bool standalone = false;
 
   CLI::App app{"start N ranks of PROGRAM on this machine with torchrun's environment", argv[0]};
-  app.add_option("-n,--nproc-per-node,--processes", options.processes, "number of ranks to start (default 1)");
+  app.add_option("-n," + BothSpellings("--nproc-per-node") + ",--processes", options.processes,
+                 "number of ranks to start (default 1)");
   app.add_option("--ranks", ranks, "show only these ranks' output, e.g. 0,2 (log files keep all)");
-  app.add_option("--log-dir", options.log_dir, "also write DIR/rank<N>.stdout and DIR/rank<N>.stderr");
-  app.add_flag("--use-gpu", options.use_gpu, "one GPU per rank via CUDA_VISIBLE_DEVICES; -n capped to visible GPUs");
-  app.add_option("--grace-period", grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
-  app.add_option("--max-restarts", options.max_restarts, "restart all ranks up to K times after a failure (default 0)");
+  app.add_option(BothSpellings("--log-dir"), options.log_dir, "also write DIR/rank<N>.stdout and DIR/rank<N>.stderr");
+  app.add_flag(BothSpellings("--use-gpu"), options.use_gpu,
+               "one GPU per rank via CUDA_VISIBLE_DEVICES; -n capped to visible GPUs");
+  app.add_option(BothSpellings("--grace-period"), grace_seconds,
+                 "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
+  app.add_option(BothSpellings("--max-restarts"), options.max_restarts,
+                 "restart all ranks up to K times after a failure (default 0)");
   app.add_option("--timeout", timeout_seconds, "stop the ranks after this many seconds, exit 124 (default 0: none)");
-  app.add_option("--start-method", start_method,
+  app.add_option(BothSpellings("--start-method"), start_method,
                  "exec: exec PROGRAM once per rank (any program; default); fork: exec it once and fork the ranks "
                  "from it at lakerun::dist::Init() (C++ programs on lakerun: libtorch loads once)");
-  app.add_option("--master-addr", options.master_addr, "address of the rendezvous store (default 127.0.0.1)");
-  app.add_option("--run-id", options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
+  app.add_option(BothSpellings("--master-addr"), options.master_addr,
+                 "address of the rendezvous store (default 127.0.0.1)");
+  app.add_option(BothSpellings("--run-id"), options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
+  app.add_option("--nnodes", nnodes, "torchrun's: 1 (or 1:1), the only value here: one node, its own store");
+  app.add_flag("--standalone", standalone, "torchrun's: accepted; every `lakerun launch` is standalone");
   app.footer(
       "usage: lakerun launch -n N [options] -- PROGRAM [ARGS...]\n"
       "Exit status: 0 on success; the first failed rank's exit code, or 128+signal if it died by a signal;\n"
       "128+signal if the launcher was stopped by SIGINT/SIGTERM; 124 on --timeout; 1 for launcher errors.\n"
       "See docs/launch.md.");
-  if (split == argc) app.prefix_command();  // without "--", PROGRAM is the first positional argument
+  // Parsing stops at the first argument that is not a known flag: PROGRAM when there is no "--", else whatever
+  // stands before "--"; remaining() holds it and what follows, checked below.
+  app.prefix_command();
   try {
     app.parse(split, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  const std::vector<std::string> remaining = app.remaining();
+  if (!remaining.empty() && remaining.front().size() > 1 && remaining.front()[0] == '-') {
+    UnknownFlag(app, remaining.front());
+  }
   if (split < argc) {
-    LAKERUN_CHECK(app.remaining().empty(), "launch: unexpected argument '", app.remaining().front(),
-                  "' before `--`");
+    LAKERUN_CHECK_AS(ConfigError, remaining.empty(), "launch: unexpected argument '", remaining.front(),
+                     "' before `--`");
     options.command.assign(argv + split + 1, argv + argc);
   } else {
-    options.command = app.remaining();
+    options.command = remaining;
   }
+  CheckOneNode(nnodes);
   LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
                    "launch: no program given (usage: lakerun launch -n N [options] -- PROGRAM [ARGS...])");
   if (!ranks.empty()) options.show_ranks = ParseRankList(ranks);

@@ -551,12 +551,15 @@ int64_t RealtimeNs() {
 
 LaunchResult Launch(const LaunchOptions& options) {
   const Clock::time_point started = options.started_at.value_or(Clock::now());
-  LAKERUN_CHECK(options.processes >= 1, "launch: -n/--processes must be at least 1, got ", options.processes);
-  LAKERUN_CHECK(!options.command.empty(), "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
-  LAKERUN_CHECK(options.grace_period.count() >= 0, "launch: --grace-period must not be negative, got ",
-                options.grace_period.count(), " ms");
-  LAKERUN_CHECK(options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ", options.max_restarts);
-  LAKERUN_CHECK(options.timeout.count() >= 0, "launch: --timeout must not be negative");
+  LAKERUN_CHECK_AS(ConfigError, options.processes >= 1, "launch: -n/--processes must be at least 1, got ",
+                   options.processes);
+  LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
+                   "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
+  LAKERUN_CHECK_AS(ConfigError, options.grace_period.count() >= 0, "launch: --grace-period must not be negative, got ",
+                   options.grace_period.count(), " ms");
+  LAKERUN_CHECK_AS(ConfigError, options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ",
+                   options.max_restarts);
+  LAKERUN_CHECK_AS(ConfigError, options.timeout.count() >= 0, "launch: --timeout must not be negative");
 
   int n = options.processes;
   std::vector<std::string> gpus;
@@ -580,7 +583,7 @@ LaunchResult Launch(const LaunchOptions& options) {
     gpus.assign(visible.ids.begin(), visible.ids.begin() + n);
   }
   for (int r : options.show_ranks) {
-    LAKERUN_CHECK(r >= 0 && r < n, "launch: --ranks: rank ", r, " is outside 0..", n - 1);
+    LAKERUN_CHECK_AS(ConfigError, r >= 0 && r < n, "launch: --ranks: rank ", r, " is outside 0..", n - 1);
   }
   const std::string path = internal::ResolveProgram(options.command.front());
 
@@ -603,6 +606,9 @@ LaunchResult Launch(const LaunchOptions& options) {
   router_options.stderr_fd = options.stderr_fd;
   router_options.show_ranks = options.show_ranks;
   router_options.log_dir = options.log_dir;
+  // Progress bars: ranks draw one when the launcher's console is a terminal, and the router shows it live.
+  const bool console_is_terminal = ::isatty(options.stderr_fd) == 1;
+  router_options.live = console_is_terminal;
   internal::OutputRouter router(router_options);
   internal::SignalWatch signals(options.forward_signals);
   internal::OrphanGuard guard;
@@ -625,6 +631,7 @@ LaunchResult Launch(const LaunchOptions& options) {
       spec.run_id = result.run_id;
       spec.gpu = gpus.empty() ? "" : gpus[rank];
       spec.cores = cores;
+      spec.console_is_terminal = console_is_terminal;
       spec.extra = options.extra_env;
       envs.push_back(internal::BuildRankEnvironment(base_env, spec));
     }

@@ -49,6 +49,7 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& ba
   set("LAKERUN_RUN_ID", spec.run_id);
   set("LAKERUN_RESTART_COUNT", std::to_string(spec.restart_count));
   set("LAKERUN_LAUNCHER", "1");
+  set("LAKERUN_CONSOLE_IS_TERMINAL", spec.console_is_terminal ? "1" : "0");
   std::vector<std::string> out;
   out.reserve(order.size());
   for (const auto& key : order) out.push_back(key + "=" + env[key]);

@@ -2,7 +2,8 @@
 //
 // RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK=0, GROUP_WORLD_SIZE=1, ROLE_NAME=default, ROLE_RANK,
 // ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE=True, TORCHELASTIC_RESTART_COUNT,
-// TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID, LAKERUN_RUN_ID, LAKERUN_RESTART_COUNT, LAKERUN_LAUNCHER=1;
+// TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID, LAKERUN_RUN_ID, LAKERUN_RESTART_COUNT, LAKERUN_LAUNCHER=1,
+// LAKERUN_CONSOLE_IS_TERMINAL (1 when the launcher's stderr is a terminal, else 0: the Trainer's progress bar);
 // OMP_NUM_THREADS=max(1, cores / local ranks), PYTHONUNBUFFERED=1 and TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (and its
 // older spelling NCCL_ASYNC_ERROR_HANDLING) unless already set; with a GPU,
 // CUDA_VISIBLE_DEVICES=<that GPU>. Extra variables come next; the launcher's own names always win.
@@ -28,6 +29,8 @@ struct RankEnvSpec {
   std::string gpu;
   /// CPU cores available to the launcher (for OMP_NUM_THREADS).
   int cores = 1;
+  /// Whether the launcher's stderr is a terminal (LAKERUN_CONSOLE_IS_TERMINAL).
+  bool console_is_terminal = false;
   std::map<std::string, std::string> extra;
 };
 

@@ -232,9 +232,9 @@ TEST(RunsCliTest, ListShowAndCompareReadTheGoldenTree) {
   std::ostringstream ignored;
   EXPECT_THROW_WITH(RunsListMain({"--tracking-uri", root, "--experiment", "nope"}, ignored), InvalidArgument,
                     "no experiment named 'nope'");
-  EXPECT_THROW_WITH(RunsListMain({"--bogus"}, ignored), InvalidArgument, "unknown option '--bogus'");
-  EXPECT_THROW_WITH(RunsCompareMain({"run-a", "--tracking-uri", root}, ignored), InvalidArgument, "at least two");
-  EXPECT_THROW_WITH(RunsShowMain({"--tracking-uri"}, ignored), InvalidArgument, "--tracking-uri needs a value");
+  EXPECT_THROW_WITH(RunsListMain({"--bogus"}, ignored), ConfigError, "unknown option '--bogus'");
+  EXPECT_THROW_WITH(RunsCompareMain({"run-a", "--tracking-uri", root}, ignored), ConfigError, "at least two");
+  EXPECT_THROW_WITH(RunsShowMain({"--tracking-uri"}, ignored), ConfigError, "--tracking-uri needs a value");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include <torch/csrc/jit/api/module.h>
+#include <torch/nn/module.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/version.h>
 

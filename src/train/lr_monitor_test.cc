@@ -29,21 +29,22 @@ TEST(LearningRateMonitorTest, NamesFollowLightning) {
   auto named = std::make_shared<torch::optim::SGD>(std::vector<at::Tensor>{Param()}, torch::optim::SGDOptions(0.3));
   Optimizers opts{sgd1, sgd2, adam, named};
   std::vector<LRSchedulerConfig> configs = {
-      {.scheduler = std::make_shared<StepLR>(sgd1, StepLROptions{}), .interval = "step"},
+      {.scheduler = std::make_shared<StepLR>(sgd1, StepLROptions{}), .interval = Interval::kStep},
       {.scheduler = std::make_shared<StepLR>(named, StepLROptions{}), .name = "my-lr"}};
   TrainerState state;
   state.optimizers = &opts;
   state.lr_scheduler_configs = &configs;
   LearningRateMonitor monitor({.log_momentum = true});
-  const MetricMap any = monitor.ExtractStats(state, "any");
+  const MetricMap any = monitor.ExtractStats(state, std::nullopt);
   EXPECT_EQ(any, (MetricMap{{"lr-SGD", 0.1f}, {"lr-SGD-momentum", 0.9f}, {"my-lr", 0.3f}, {"my-lr-momentum", 0.0f},
                             {"lr-SGD-1", 0.2f}, {"lr-SGD-1-momentum", 0.0f}, {"lr-Adam/pg1", 0.01f},
                             {"lr-Adam/pg1-momentum", 0.9f}, {"lr-Adam/pg2", 0.02f},
                             {"lr-Adam/pg2-momentum", 0.9f}}));
-  // "step": the step-interval scheduler and the optimizers without one, not the epoch-interval "my-lr".
-  const MetricMap step = LearningRateMonitor().ExtractStats(state, "step");
+  // kStep: the step-interval scheduler and the optimizers without one, not the epoch-interval "my-lr".
+  const MetricMap step = LearningRateMonitor().ExtractStats(state, Interval::kStep);
   EXPECT_EQ(step, (MetricMap{{"lr-SGD", 0.1f}, {"lr-SGD-1", 0.2f}, {"lr-Adam/pg1", 0.01f}, {"lr-Adam/pg2", 0.02f}}));
-  EXPECT_THROW_WITH(LearningRateMonitor({.logging_interval = "batch"}), ConfigError, "logging_interval", "batch");
+  EXPECT_THROW_WITH(ParseInterval("logging_interval", "batch"), ConfigError, "logging_interval", "'batch'",
+                    "step, epoch");
 }
 
 TEST(LearningRateMonitorTest, LogsThroughTheTrainerAtEpochStartAndAtDueSteps) {

@@ -264,7 +264,7 @@ TEST(LrSchedulerTest, OneCycleLRMatchesPyTorchIncludingMomentum) {
 
 TEST(LrSchedulerTest, OneCycleLRThreePhaseLinearMatchesPyTorch) {
   auto opt = TwoGroups(0.9);
-  OneCycleLR s(opt, {.max_lr = 0.5, .total_steps = 20, .pct_start = 0.25, .anneal_strategy = "linear",
+  OneCycleLR s(opt, {.max_lr = 0.5, .total_steps = 20, .pct_start = 0.25, .anneal_strategy = AnnealStrategy::kLinear,
                      .three_phase = true});
   ExpectSchedule(opt, s, kOneCycleLRThreePhaseLinear, nullptr, /*momentum=*/true);
 }
@@ -278,8 +278,8 @@ TEST(LrSchedulerTest, ReduceLROnPlateauMatchesPyTorchWithCooldownAndMinLr) {
 
 TEST(LrSchedulerTest, ReduceLROnPlateauMaxModeAbsoluteThresholdMatchesPyTorch) {
   auto opt = TwoGroups();
-  ReduceLROnPlateau s(opt, {.mode = "max", .factor = 0.1, .patience = 0, .threshold = 0.05,
-                            .threshold_mode = "abs"});
+  ReduceLROnPlateau s(opt, {.mode = MonitorMode::kMax, .factor = 0.1, .patience = 0, .threshold = 0.05,
+                            .threshold_mode = ThresholdMode::kAbs});
   ExpectSchedule(opt, s, kReduceLROnPlateauMaxAbs, &kPlateauMaxMetrics);
 }
 
@@ -322,10 +322,10 @@ TEST(LrSchedulerTest, BadOptionsAreConfigErrorsNamingThem) {
   EXPECT_THROW_WITH(CosineAnnealingLR(TwoGroups(), {.t_max = 0}), ConfigError, "t_max");
   EXPECT_THROW_WITH(LinearLR(TwoGroups(), {.start_factor = 1.5}), ConfigError, "start_factor", "1.5");
   EXPECT_THROW_WITH(ReduceLROnPlateau(TwoGroups(), {.factor = 1.0}), ConfigError, "factor");
-  EXPECT_THROW_WITH(ReduceLROnPlateau(TwoGroups(), {.mode = "maximum"}), ConfigError, "mode", "maximum");
+  EXPECT_THROW_WITH(ParseThresholdMode("threshold_mode", "relative"), ConfigError, "'relative'", "rel, abs");
   EXPECT_THROW_WITH(OneCycleLR(TwoGroups(), {.max_lr = 0.1}), ConfigError, "epochs");
-  EXPECT_THROW_WITH((OneCycleLR(TwoGroups(), {.total_steps = 5, .anneal_strategy = "exp"})), ConfigError,
-                    "anneal_strategy", "exp");
+  EXPECT_THROW_WITH(ParseAnnealStrategy("anneal_strategy", "exp"), ConfigError, "anneal_strategy", "'exp'",
+                    "cos, linear");
   auto adagrad = std::make_shared<torch::optim::Adagrad>(
       std::vector<at::Tensor>{torch::zeros({1}, torch::requires_grad())}, torch::optim::AdagradOptions(0.1));
   EXPECT_THROW_WITH(OneCycleLR(adagrad, {.total_steps = 5}), ConfigError, "Adagrad", "momentum");
@@ -335,9 +335,7 @@ TEST(LrSchedulerTest, BadOptionsAreConfigErrorsNamingThem) {
 
 TEST(LrSchedulerTest, ConfigValidationNamesTheScheduler) {
   auto opt = TwoGroups();
-  LRSchedulerConfig c{.scheduler = std::make_shared<StepLR>(opt, StepLROptions{}), .interval = "batch"};
-  EXPECT_THROW_WITH(ValidateLRSchedulerConfig(c, 1), ConfigError, "lr scheduler 1", "StepLR", "interval", "batch");
-  c.interval = "step";
+  LRSchedulerConfig c{.scheduler = std::make_shared<StepLR>(opt, StepLROptions{}), .interval = Interval::kStep};
   c.frequency = 0;
   EXPECT_THROW_WITH(ValidateLRSchedulerConfig(c, 0), ConfigError, "frequency");
   LRSchedulerConfig p{.scheduler = std::make_shared<ReduceLROnPlateau>(opt, ReduceLROnPlateauOptions{})};

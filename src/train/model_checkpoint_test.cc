@@ -92,7 +92,7 @@ TEST(ModelCheckpointTest, TopKKeepsExactlyTheKBestFilesOnDisk) {
 
 TEST(ModelCheckpointTest, NanScoreIsStoredAsWorstAndDisplacedFirst) {
   ModelCheckpointOptions o = Monitored(2);
-  o.mode = "max";
+  o.mode = MonitorMode::kMax;
   FitRun run(o);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   run.Epoch({{"val_loss", nan}});  // enters (fewer than k) as -inf
@@ -318,8 +318,7 @@ TEST(ModelCheckpointTest, StateRoundTripsAndDirpathChangeRestoresOnlyBestPath) {
 
 TEST(ModelCheckpointTest, BadOptionsAreConfigErrors) {
   ModelCheckpointOptions o = Monitored(1);
-  o.mode = "avg";
-  EXPECT_THROW_WITH(ModelCheckpoint{o}, ConfigError, "mode", "'avg'", "val_loss");
+  EXPECT_THROW_WITH(ParseMonitorMode("mode", "avg"), ConfigError, "mode: 'avg' is not one of min, max");
   o = Monitored(-2);
   EXPECT_THROW_WITH(ModelCheckpoint{o}, ConfigError, "save_top_k", "-2");
   o = ModelCheckpointOptions{};

@@ -10,6 +10,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/dist/init.h"
+#include "lakerun/track/report.h"
 #include "lakerun/track/torch_model.h"
 #include "lakerun/train/early_stopping.h"
 #include "lakerun/train/model_checkpoint.h"
@@ -38,8 +39,20 @@ c10::Device ResolveAndMove(Module& module, const TrainerOptions& options) {
 // Autocast runs where the module does. The Trainer's constructor made its Precision for the device it could guess
 // before the process group was known; Validate and Test make it again when the module went elsewhere (a CUDA machine
 // whose ranks share a Gloo group), instead of switching autocast on for a device nothing runs on.
-void KeepPrecisionOn(std::unique_ptr<Precision>& precision, const std::string& name, c10::Device device) {
-  if (precision->device() != device.type()) precision = std::make_unique<Precision>(name, device.type());
+void KeepPrecisionOn(std::unique_ptr<PrecisionPlugin>& plugin, Precision precision, c10::Device device) {
+  if (plugin->device() != device.type()) plugin = std::make_unique<PrecisionPlugin>(precision, device.type());
+}
+
+// Records the metric the run's checkpoint callback (else the first monitoring one) watches, for `lakerun runs list`.
+void TagMonitor(track::Run& run, const std::vector<std::shared_ptr<Callback>>& callbacks) {
+  const Callback* chosen = nullptr;
+  for (const auto& cb : callbacks) {
+    if (cb->monitor().empty()) continue;
+    if (chosen == nullptr || (cb->is_checkpoint_callback() && !chosen->is_checkpoint_callback())) chosen = cb.get();
+  }
+  if (chosen == nullptr) return;
+  run.SetTag(track::kMonitorTag, chosen->monitor());
+  run.SetTag(track::kMonitorModeTag, ToString(chosen->mode()));
 }
 
 int64_t InferBatchSize(const Batch& batch) {
@@ -61,13 +74,13 @@ void SendToRun(track::Run* run, const TrainerState& state, const MetricMap& metr
 }
 
 // Lightning's _update_learning_rates: steps the schedulers of `interval` whose frequency divides idx + 1 (idx: the
-// batch in the epoch for "step", the epoch for "epoch"); `plateau` selects the monitoring schedulers or the others.
+// batch in the epoch for kStep, the epoch for kEpoch); `plateau` selects the monitoring schedulers or the others.
 void UpdateLrSchedulers(Module& module, std::vector<LRSchedulerConfig>& configs, const TrainerState& state,
-                        const std::string& interval, bool plateau, int64_t batch_idx) {
+                        Interval interval, bool plateau, int64_t batch_idx) {
   for (size_t i = 0; i < configs.size(); ++i) {
     LRSchedulerConfig& c = configs[i];
     if (plateau != c.scheduler->monitors_metric() || c.interval != interval) continue;
-    const int64_t idx = (interval == "step" ? batch_idx : state.current_epoch) + 1;
+    const int64_t idx = (interval == Interval::kStep ? batch_idx : state.current_epoch) + 1;
     if (idx % c.frequency != 0) continue;
     std::optional<double> metric;
     if (plateau) {
@@ -143,23 +156,17 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
                    o.accumulate_grad_batches);
   LAKERUN_CHECK_AS(ConfigError, o.gradient_clip_val >= 0, "Trainer: gradient_clip_val must be >= 0, got ",
                    o.gradient_clip_val);
-  LAKERUN_CHECK_AS(ConfigError, o.gradient_clip_algorithm == "norm" || o.gradient_clip_algorithm == "value",
-                   "Trainer: gradient_clip_algorithm must be 'norm' or 'value', got '", o.gradient_clip_algorithm,
-                   "'");
   LAKERUN_CHECK_AS(ConfigError, o.fast_dev_run >= 0, "Trainer: fast_dev_run must be >= 0, got ", o.fast_dev_run);
   LAKERUN_CHECK_AS(ConfigError, o.log_every_n_steps >= 1, "Trainer: log_every_n_steps must be >= 1, got ",
                    o.log_every_n_steps);
   LAKERUN_CHECK_AS(ConfigError, !o.max_time.has_value() || o.max_time->count() >= 0,
                    "Trainer: max_time must not be negative, got ", o.max_time.value_or(std::chrono::milliseconds(0)).count(),
                    " ms");
-  LAKERUN_CHECK_AS(ConfigError,
-                   o.progress_style == "auto" || o.progress_style == "bar" || o.progress_style == "lines",
-                   "Trainer: progress_style must be 'auto', 'bar' or 'lines', got '", o.progress_style, "'");
   LAKERUN_CHECK_AS(ConfigError, o.log_model_artifact_path.empty() || o.tracker != nullptr,
                    "Trainer: log_model_artifact_path='", o.log_model_artifact_path, "' needs TrainerOptions::tracker");
   // Both throw ConfigError naming the option; a fit checks again once the process group is known.
   const c10::Device device = ChooseDevice(o.accelerator, DeviceFacts{at::hasCUDA()});
-  impl_->precision = std::make_unique<Precision>(o.precision, device.type());
+  impl_->precision = std::make_unique<PrecisionPlugin>(o.precision, device.type());
   // Checkpoint callbacks run last (trainer.md §2.6), otherwise the given order.
   for (auto& cb : callbacks) {
     LAKERUN_CHECK_AS(ConfigError, cb != nullptr, "Trainer: a callback is null");
@@ -188,6 +195,7 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string&
   module.device_ = device;
   KeepPrecisionOn(im.precision, options_.precision, device);
   im.LoadWeightsFor(*this, module, ckpt_path, "Validate");
+  im.ShardForRanks(options_, val, "val");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   im.module = &module;
   state_.fn = TrainerFn::kValidating;
@@ -203,7 +211,7 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string&
     MoveBatch(*batch, device);
     module.hook_ = LogHook::kValidationStep;
     module.batch_size_ = InferBatchSize(*batch);
-    Precision::AutocastScope autocast(*im.precision);
+    PrecisionPlugin::AutocastScope autocast(*im.precision);
     module.ValidationStep(*batch, idx++);
   }
   module.hook_ = LogHook::kEpochEnd;
@@ -222,6 +230,7 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
   module.device_ = device;
   KeepPrecisionOn(im.precision, options_.precision, device);
   im.LoadWeightsFor(*this, module, ckpt_path, "Test");
+  im.ShardForRanks(options_, test, "test");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   state_.fn = TrainerFn::kTesting;
   module.eval();
@@ -235,7 +244,7 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
     MoveBatch(*batch, device);
     module.hook_ = LogHook::kTestStep;
     module.batch_size_ = InferBatchSize(*batch);
-    Precision::AutocastScope autocast(*im.precision);
+    PrecisionPlugin::AutocastScope autocast(*im.precision);
     module.TestStep(*batch, idx++);
   }
   MetricMap out = im.metrics->EndEpoch();
@@ -245,47 +254,55 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
   return out;
 }
 
-namespace {
-// Runs PrepareData on rank 0 (others wait), then Setup(stage) everywhere.
-void PrepareAndSetup(DataModule& dm, const std::string& stage, bool distributed) {
-  RankSync* sync = nullptr;
-  std::unique_ptr<RankSync> owned;
-  if (distributed) {
+void Trainer::Impl::ShardForRanks(const TrainerOptions& options, BatchSource& source, const char* role) {
+  if (!options.distributed || !options.use_distributed_sampler || !dist::IsInitialized()) return;
+  dist::Context& ctx = dist::CurrentContext();
+  if (ctx.world_size() <= 1) return;
+  const Sharding sharding = source.ShardByRank(ctx.rank(), ctx.world_size());
+  if (sharding != Sharding::kUnsharded || ctx.rank() != 0 || !warned_unsharded.insert(&source).second) return;
+  LAKERUN_LOG(Warning) << "Trainer: the " << role << " source, " << source.Describe() << ", reads every sample on "
+                       << "each of the " << ctx.world_size() << " ranks (its LoaderOptions set world_size = 1): every "
+                       << "rank sees the whole table. Leave LoaderOptions::rank and world_size unset and the Trainer "
+                       << "gives each rank its share; to keep every sample on every rank without this warning, set "
+                       << "TrainerOptions::use_distributed_sampler = false.";
+}
+
+void Trainer::PrepareDataModule(DataModule& dm, TrainerFn stage) {
+  std::unique_ptr<RankSync> sync;
+  if (options_.distributed) {
     dist::Context& ctx = dist::Init();
-    if (ctx.world_size() > 1) {
-      owned = NewDistRankSync(ctx);
-      sync = owned.get();
-    }
+    dm.rank_ = ctx.rank();
+    dm.world_size_ = ctx.world_size();
+    if (ctx.world_size() > 1) sync = NewDistRankSync(ctx);
   }
   if (sync == nullptr || sync->rank() == 0) dm.PrepareData();
   if (sync != nullptr) sync->Barrier();
   dm.Setup(stage);
 }
-}  // namespace
 
 void Trainer::Fit(Module& module, DataModule& datamodule, const std::string& ckpt_path) {
-  PrepareAndSetup(datamodule, "fit", options_.distributed);
+  PrepareDataModule(datamodule, TrainerFn::kFitting);
   BatchSource* train = datamodule.TrainSource();
   LAKERUN_CHECK_AS(ConfigError, train != nullptr, "Trainer::Fit: the DataModule has no train source");
   Fit(module, *train, datamodule.ValSource(), ckpt_path);
-  datamodule.Teardown("fit");
+  datamodule.Teardown(TrainerFn::kFitting);
 }
 
 MetricMap Trainer::Validate(Module& module, DataModule& datamodule) {
-  PrepareAndSetup(datamodule, "validate", options_.distributed);
+  PrepareDataModule(datamodule, TrainerFn::kValidating);
   BatchSource* val = datamodule.ValSource();
   LAKERUN_CHECK_AS(ConfigError, val != nullptr, "Trainer::Validate: the DataModule has no val source");
   MetricMap out = Validate(module, *val);
-  datamodule.Teardown("validate");
+  datamodule.Teardown(TrainerFn::kValidating);
   return out;
 }
 
 MetricMap Trainer::Test(Module& module, DataModule& datamodule) {
-  PrepareAndSetup(datamodule, "test", options_.distributed);
+  PrepareDataModule(datamodule, TrainerFn::kTesting);
   BatchSource* test = datamodule.TestSource();
   LAKERUN_CHECK_AS(ConfigError, test != nullptr, "Trainer::Test: the DataModule has no test source");
   MetricMap out = Test(module, *test);
-  datamodule.Teardown("test");
+  datamodule.Teardown(TrainerFn::kTesting);
   return out;
 }
 
@@ -309,7 +326,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   // Lightning's order: the module goes to its device before configure_optimizers.
   const c10::Device device = ResolveAndMove(module, options_);
   module.device_ = device;
-  im.precision = std::make_unique<Precision>(options_.precision, device.type());
+  im.precision = std::make_unique<PrecisionPlugin>(options_.precision, device.type());
   im.pending_step.clear();
   state_ = TrainerState{};
   state_.fn = TrainerFn::kFitting;
@@ -379,7 +396,11 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   if (rank0 && options_.run != nullptr && options_.fast_dev_run == 0) {
     const auto hparams = module.Hyperparameters();
     if (!hparams.empty()) options_.run->LogParams(hparams);
+    TagMonitor(*options_.run, callbacks_);
   }
+  // Sharding, before the sources are asked for their length.
+  im.ShardForRanks(options_, train, "train");
+  if (val != nullptr) im.ShardForRanks(options_, *val, "val");
 
   // Sanity check: a few validation batches whose metrics are discarded.
   if (val != nullptr && options_.fast_dev_run == 0 && options_.num_sanity_val_steps != 0 &&
@@ -450,7 +471,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       module.batch_size_ = InferBatchSize(*cur);
       at::Tensor loss;
       {
-        Precision::AutocastScope autocast(*im.precision);
+        PrecisionPlugin::AutocastScope autocast(*im.precision);
         loss = module.TrainingStep(*cur, batch_idx);
       }
       LAKERUN_CHECK(loss.defined() && loss.numel() == 1, "training_step at epoch ", epoch, ", batch ", batch_idx,
@@ -466,7 +487,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       if (stepping) {
         for (auto& opt : im.optimizers) im.precision->Unscale(*opt);  // before clipping
         if (options_.gradient_clip_val > 0) {
-          if (options_.gradient_clip_algorithm == "norm") {
+          if (options_.gradient_clip_algorithm == GradientClipAlgorithm::kNorm) {
             torch::nn::utils::clip_grad_norm_(module.parameters(), options_.gradient_clip_val);
           } else {
             torch::nn::utils::clip_grad_value_(module.parameters(), options_.gradient_clip_val);
@@ -477,8 +498,8 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
         ++state_.global_step;
         // Lightning: step-interval schedulers after each optimizer step; epoch-interval ones (not monitoring) once
         // the epoch's last batch is done, before validation.
-        UpdateLrSchedulers(module, im.schedulers, state_, "step", false, batch_idx);
-        if (last) UpdateLrSchedulers(module, im.schedulers, state_, "epoch", false, batch_idx);
+        UpdateLrSchedulers(module, im.schedulers, state_, Interval::kStep, false, batch_idx);
+        if (last) UpdateLrSchedulers(module, im.schedulers, state_, Interval::kEpoch, false, batch_idx);
       }
       ++batch_idx;
       ++im.total_batches;
@@ -510,7 +531,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
         module.train();
         module.metrics_ = im.metrics.get();
       }
-      if (stepping) UpdateLrSchedulers(module, im.schedulers, state_, "step", true, batch_idx - 1);
+      if (stepping) UpdateLrSchedulers(module, im.schedulers, state_, Interval::kStep, true, batch_idx - 1);
       progress.OnBatchEnd(state_, max_epochs, batch_idx, stepping, im.metrics->progress_bar_metrics());
       if (stepping && (state_.global_step % options_.log_every_n_steps == 0 || state_.should_stop)) {
         SendToRun(options_.run, state_, im.pending_step, state_.global_step - 1);
@@ -541,7 +562,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       if (monitoring(cb)) cb->OnTrainEpochEnd(state_);
     }
     // Monitoring epoch schedulers after the epoch-end hooks (and so after the epoch-end checkpoint).
-    if (epoch_exhausted) UpdateLrSchedulers(module, im.schedulers, state_, "epoch", true, batch_idx);
+    if (epoch_exhausted) UpdateLrSchedulers(module, im.schedulers, state_, Interval::kEpoch, true, batch_idx);
     progress.OnEpochEnd(state_, max_epochs, im.metrics->progress_bar_metrics());
   }
   module.metrics_ = nullptr;

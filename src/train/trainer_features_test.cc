@@ -1,19 +1,23 @@
 // The Trainer's LR scheduler stepping, validation scheduling, stopping limits, DataModule, progress bar and tracking.
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "lakerun/base/error.h"
+#include "lakerun/track/report.h"
 #include "lakerun/track/store.h"
 #include "lakerun/track/tracker.h"
+#include "lakerun/train/early_stopping.h"
 #include "lakerun/train/lr_monitor.h"
 #include "lakerun/train/lr_schedulers.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun/train/trainer.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
+#include "train/progress.h"
 
 namespace lakerun::train {
 namespace {
@@ -74,7 +78,7 @@ TEST(TrainerSchedulerTest, StepIntervalSchedulersStepAfterEveryOptimizerStepWith
   Data data;
   Net net([](auto sgd) {
     return std::vector<LRSchedulerConfig>{{.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5}),
-                                           .interval = "step", .frequency = 2}};
+                                           .interval = Interval::kStep, .frequency = 2}};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 2;
@@ -89,7 +93,7 @@ TEST(TrainerSchedulerTest, AccumulatingBatchesDoNotStepSchedulers) {
   Data data;
   Net net([](auto sgd) {
     return std::vector<LRSchedulerConfig>{
-        {.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5}), .interval = "step"}};
+        {.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5}), .interval = Interval::kStep}};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 1;
@@ -231,8 +235,8 @@ TEST(TrainerDataModuleTest, FitValidateAndTestThroughADataModule) {
     TensorBatchSource train = data.Train(), val = data.Val(), test = data.Val();
     std::vector<std::string> calls;
     void PrepareData() override { calls.push_back("prepare"); }
-    void Setup(const std::string& stage) override { calls.push_back("setup:" + stage); }
-    void Teardown(const std::string& stage) override { calls.push_back("teardown:" + stage); }
+    void Setup(TrainerFn stage) override { calls.push_back(std::string("setup:") + ToString(stage)); }
+    void Teardown(TrainerFn stage) override { calls.push_back(std::string("teardown:") + ToString(stage)); }
     BatchSource* TrainSource() override { return &train; }
     BatchSource* ValSource() override { return &val; }
     BatchSource* TestSource() override { return stage_test ? &test : nullptr; }
@@ -298,7 +302,7 @@ TEST(TrainerProgressTest, TheBarRewritesOneLinePerEpoch) {
   o.max_epochs = 2;
   o.limit_train_batches = 2;
   o.progress_every_n_steps = 1;
-  o.progress_style = "bar";
+  o.progress_style = ProgressStyle::kBar;
   o.progress_stream = &out;
   Trainer t(o);
   auto train = data.Train();
@@ -309,9 +313,23 @@ TEST(TrainerProgressTest, TheBarRewritesOneLinePerEpoch) {
   EXPECT_NE(s.find("\rEpoch 0/2:  50%|#####     | 1/2 ["), std::string::npos) << s;
   EXPECT_NE(s.find("\rEpoch 1/2: 100%|##########| 2/2 ["), std::string::npos) << s;
   EXPECT_NE(s.find(" it/s]"), std::string::npos);
-  TrainerOptions bad = Quiet();
-  bad.progress_style = "fancy";
-  EXPECT_THROW_WITH(Trainer{bad}, ConfigError, "progress_style", "fancy");
+  EXPECT_THROW_WITH(ParseProgressStyle("progress_style", "fancy"), ConfigError, "progress_style", "'fancy'",
+                    "auto, bar, lines");
+}
+
+// kAuto: a bar on stderr when it is a terminal, or when `lakerun launch` says its console is one (the rank's stderr
+// is then its pipe); plain lines on a caller's stream, and when piped.
+TEST(TrainerProgressTest, AutoDrawsTheBarOnTheLaunchersTerminalToo) {
+  EXPECT_TRUE(AutoProgressBar(false, true, nullptr));
+  EXPECT_TRUE(AutoProgressBar(false, false, "1"));
+  EXPECT_FALSE(AutoProgressBar(false, false, "0"));
+  EXPECT_FALSE(AutoProgressBar(false, false, nullptr));
+  EXPECT_FALSE(AutoProgressBar(true, true, "1"));
+  ::setenv(kConsoleIsTerminalVariable, "1", 1);
+  Progress on_launchers_terminal(Quiet(), 0);
+  ::unsetenv(kConsoleIsTerminalVariable);
+  EXPECT_TRUE(on_launchers_terminal.bar());
+  EXPECT_EQ(Progress(Quiet(), 0).bar(), ::isatty(STDERR_FILENO) == 1);
 }
 
 TEST(TrainerTrackingTest, HyperparametersCheckpointsAndTheFinalModelReachTheRun) {
@@ -358,6 +376,39 @@ TEST(TrainerTrackingTest, HyperparametersCheckpointsAndTheFinalModelReachTheRun)
   TrainerOptions bad = Quiet();
   bad.log_model_artifact_path = "model";
   EXPECT_THROW_WITH(Trainer{bad}, ConfigError, "log_model_artifact_path", "tracker");
+}
+
+// The run records what the fit monitors (the checkpoint callback's monitor before EarlyStopping's), so that
+// `lakerun runs list` shows that metric first.
+TEST(TrainerTrackingTest, TheMonitoredMetricIsTaggedOnTheRun) {
+  Data data;
+  testing::TempDir dir;
+  track::TrackerOptions to;
+  to.handle_signals = false;
+  to.add_system_tags = false;
+  track::Tracker tracker(dir.Join("mlruns"), to);
+  track::Run run = tracker.StartRun();
+  Net net;
+  TrainerOptions o = Quiet();
+  o.max_epochs = 1;
+  o.limit_train_batches = 1;
+  o.default_root_dir = dir.path();
+  o.run = &run;
+  EarlyStoppingOptions es;
+  es.monitor = "train_loss";
+  es.strict = false;
+  ModelCheckpointOptions c;
+  c.monitor = "val_acc";
+  c.mode = MonitorMode::kMax;
+  c.save_top_k = 0;
+  Trainer t(o, {std::make_shared<EarlyStopping>(es), std::make_shared<ModelCheckpoint>(c)});
+  auto train = data.Train();
+  t.Fit(net, train);
+  run.Flush();
+  const auto r = track::OpenStore(dir.Join("mlruns"))->GetRun(run.run_id());
+  EXPECT_EQ(r.tags.at(track::kMonitorTag), "val_acc");
+  EXPECT_EQ(r.tags.at(track::kMonitorModeTag), "max");
+  run.End();
 }
 
 }  // namespace

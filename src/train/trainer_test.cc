@@ -95,7 +95,7 @@ struct Scheduled : Regression {
     Optimizers out{sgd};
     out.lr_schedulers.push_back({.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{.step_size = 3,
                                                                                           .gamma = 0.7}),
-                                 .interval = "step"});
+                                 .interval = Interval::kStep});
     out.lr_schedulers.push_back(
         {.scheduler = std::make_shared<CosineAnnealingLR>(sgd, CosineAnnealingLROptions{.t_max = 3})});
     sgd_ = sgd;
@@ -207,7 +207,7 @@ TEST(TrainerTest, GradientClippingByValueBoundsEveryGradient) {
   o.max_epochs = 1;
   o.limit_train_batches = 1;
   o.gradient_clip_val = 0.01;
-  o.gradient_clip_algorithm = "value";
+  o.gradient_clip_algorithm = GradientClipAlgorithm::kValue;
   Trainer t(o);
   auto train = data.Train();
   t.Fit(model, train);
@@ -343,16 +343,15 @@ TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {
   TrainerOptions o;
   o.accumulate_grad_batches = 0;
   EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accumulate_grad_batches", "0");
-  o = TrainerOptions{};
-  o.gradient_clip_algorithm = "l3";
-  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "gradient_clip_algorithm", "'l3'");
+  EXPECT_THROW_WITH(ParseGradientClipAlgorithm("gradient_clip_algorithm", "l3"), ConfigError,
+                    "gradient_clip_algorithm", "'l3'", "norm, value");
   o = TrainerOptions{};
   o.max_epochs = -2;
   EXPECT_THROW_WITH(Trainer{o}, ConfigError, "max_epochs", "-2");
   o = TrainerOptions{};
-  o.accelerator = "tpu";
-  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator", "tpu");
-  o.accelerator = "cuda";
+  EXPECT_THROW_WITH(ParseAccelerator("accelerator", "tpu"), ConfigError, "accelerator", "'tpu'", "auto, cpu, cuda");
+  EXPECT_EQ(ParseAccelerator("accelerator", "gpu"), Accelerator::kCuda);  // Lightning's alias
+  o.accelerator = Accelerator::kCuda;
   if (!at::hasCUDA()) EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator='cuda'", "CUDA");
 
   Data data;

@@ -123,6 +123,9 @@ class RowSource {
   }
   /// Names unit i for messages, e.g. "part-0.parquet row group 3".
   virtual std::string DescribeUnit(size_t unit) const = 0;
+  /// Names the whole source for messages: the table's path (a Delta table's with its version), or a memory source's
+  /// name; empty when unknown.
+  virtual std::string Describe() const { return ""; }
   /// Estimated decoded bytes of unit i (from metadata, without reading); 0 when unknown. Used to check the loader's
   /// cache budget against the shuffle's working set.
   virtual uint64_t UnitBytesHint(size_t unit) const { return 0; }
@@ -157,6 +160,7 @@ class MemoryRowSource final : public RowSource {
   uint64_t unit_start(size_t unit) const override;
   std::shared_ptr<const UnitData> ReadUnit(size_t unit) const override;
   std::string DescribeUnit(size_t unit) const override;
+  std::string Describe() const override { return name_; }
   uint64_t UnitBytesHint(size_t unit) const override;
 
   /// Makes ReadUnit(unit) throw CorruptDataError (for tests of the error path).

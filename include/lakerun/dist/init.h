@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace lakerun::dist {
 
@@ -27,11 +28,19 @@ enum class Launcher { kNone, kLakerun, kTorchrun, kOpenMpi, kPmi, kSlurm };
 /// "none", "lakerun", "torchrun", "openmpi", "pmi", "slurm".
 const char* LauncherName(Launcher launcher);
 
+/// The process group's backend: kAuto (NCCL when CUDA is available and compiled in, else Gloo), kGloo, kNccl; a
+/// job of one process has none (kNone). Spelled "auto", "gloo", "nccl", "none", as torch.distributed does.
+enum class Backend { kAuto, kGloo, kNccl, kNone };
+const char* ToString(Backend backend);
+/// Reads "auto", "gloo" or "nccl" (from a flag, a variable, a config string). Throws ConfigError naming `what`,
+/// listing the choices.
+Backend ParseBackend(std::string_view what, std::string_view text);
+
 struct InitOptions {
   /// Bounds connecting to the store, waiting for peers and every collective.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  /// "auto" (NCCL when CUDA is available and compiled in, else Gloo), "gloo" or "nccl".
-  std::string backend = "auto";
+  /// kAuto, kGloo or kNccl (kNone is not a request).
+  Backend backend = Backend::kAuto;
   /// Gloo's network device when GLOO_SOCKET_IFNAME is not set: an interface name ("eth0") or a local IP address.
   /// Empty: the local address that routes to MASTER_ADDR.
   std::string gloo_interface;
@@ -66,8 +75,8 @@ class Context {
   int local_rank() const;
   int local_world_size() const;
   Launcher launcher() const;
-  /// "gloo", "nccl", or "none" at world size 1.
-  const std::string& backend() const;
+  /// kGloo or kNccl; kNone at world size 1.
+  Backend backend() const;
   /// Where this rank's tensors live: cuda:local_rank with NCCL, else cpu.
   c10::Device device() const;
   /// The timeout every collective of this context is bounded by.

@@ -97,7 +97,7 @@ struct LaunchResult {
   int processes = 0;
 };
 
-/// Runs the job to completion. Throws ConfigError/InvalidArgument for bad options (naming the option), IoError if a
+/// Runs the job to completion. Throws ConfigError for bad options (naming the option), IoError if a
 /// rank cannot be started; rank failures are reported in the result, not thrown.
 LaunchResult Launch(const LaunchOptions& options);
 

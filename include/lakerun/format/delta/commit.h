@@ -1,6 +1,8 @@
 // Creating Delta tables and committing to them, safely under concurrent writers.
 //
-//   auto table = lakerun::delta::CreateTable("/data/t", schema, {.partition_columns = {"split"}});
+//   CreateTableOptions create;
+//   create.partition_columns = {"split"};
+//   auto table = lakerun::delta::CreateTable("/data/t", schema, create);
 //   ActionSet actions;
 //   actions.adds.push_back(add);                        // e.g. from WriteDataFiles (writer.h)
 //   CommitOptions opts;
