@@ -140,11 +140,11 @@ int64_t Product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// The shape of nested list column `leaf` of `file`: its lakerun.shape metadata when that has a dimension per level,
-// else a guess from the first row of the first row group with one (NestedListShape), else zeros (no row has an
-// element at every level: every list is null or empty, or a later file tells).
-std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const std::string& name, const FileLeaf& leaf) {
-  const auto shape_meta = pq::TensorShape(file.metadata(), name);
+// The shape of nested list column `leaf` of `file`: `shape_meta` (its lakerun.shape metadata) when that has a
+// dimension per level, else a guess from the first row of the first row group with one (NestedListShape), else zeros
+// (no row has an element at every level: every list is null or empty, or a later file tells).
+std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const FileLeaf& leaf,
+                                 const std::optional<std::vector<int64_t>>& shape_meta) {
   if (shape_meta && shape_meta->size() == leaf.list_def_levels.size()) return *shape_meta;
   for (size_t rg = 0; rg < file.metadata().row_groups.size(); ++rg) {
     if (file.metadata().row_groups[rg].num_rows == 0) continue;
@@ -191,7 +191,7 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const 
                    "as bytes are not supported by the loader");
   if (leaf.repetition > 1) {
     const bool adopt = known != nullptr && known->list_levels == leaf.repetition && ShapeKnown(known->shape);
-    info.shape = adopt ? known->shape : NestedShape(file, name, leaf);
+    info.shape = adopt ? known->shape : NestedShape(file, leaf, shape_meta);
   } else if (shape_meta) {
     info.shape = *shape_meta;
   } else {
