@@ -1,0 +1,29 @@
+// Hashes and encodings that object-store request signing needs (private to lakerun::objstore): SHA-256,
+// HMAC-SHA256, hex and base64. Small and dependency-free, so signing needs no TLS library of its own.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lakerun::objstore {
+
+using Sha256Digest = std::array<uint8_t, 32>;
+
+/// FIPS 180-4 SHA-256 of `data`.
+Sha256Digest Sha256(std::string_view data);
+/// RFC 2104 HMAC with SHA-256.
+Sha256Digest HmacSha256(std::string_view key, std::string_view message);
+/// The digest's 32 bytes as a string (for chaining HMACs, as SigV4's key derivation does).
+std::string DigestBytes(const Sha256Digest& digest);
+/// Lower-case hex of `bytes`.
+std::string HexLower(std::string_view bytes);
+std::string HexLower(const Sha256Digest& digest);
+/// RFC 4648 base64 with padding.
+std::string Base64Encode(std::string_view bytes);
+/// Decodes RFC 4648 base64 (padding optional, no whitespace). Throws ConfigError naming `what` on a bad character
+/// or length; `what` must not be the secret itself.
+std::string Base64Decode(std::string_view text, std::string_view what);
+
+}  // namespace lakerun::objstore
