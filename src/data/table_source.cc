@@ -404,6 +404,15 @@ class ParquetTableSource final : public RowSource {
     return Read(units_.at(index), options);
   }
 
+  // The Parquet columns file `file` stores for the projection (not partition values or absent columns).
+  std::vector<int> StoredLeaves(size_t file) const {
+    std::vector<int> leaves;
+    for (const ColumnLayout& layout : layouts_[file]) {
+      if (!layout.partition && !layout.absent) leaves.push_back(layout.leaf);
+    }
+    return leaves;
+  }
+
   // The projected columns of `unit`'s rows (any rows of one row group, not only this source's units).
   std::shared_ptr<const UnitData> Read(const Unit& unit, const UnitReadOptions& options) const {
     const pq::ParquetFile& file = *files_[unit.file].file;
@@ -412,6 +421,7 @@ class ParquetTableSource final : public RowSource {
     const ScratchPool::Lease scratch = scratch_.Borrow();
     auto out = std::make_shared<UnitData>();
     out->rows = unit.rows;
+    if (!unit.sliced()) file.WillReadRowGroup(unit.row_group, StoredLeaves(unit.file));
     for (size_t c = 0; c < infos_.size(); ++c) {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];

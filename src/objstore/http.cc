@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <thread>
 
@@ -279,6 +281,19 @@ std::string UriDecode(std::string_view text) {
     }
   }
   return out;
+}
+
+int64_t ParseTimestampMs(std::string_view text) {
+  const std::string copy(text);
+  std::tm tm{};
+  const char* end = ::strptime(copy.c_str(), "%a, %d %b %Y %H:%M:%S", &tm);
+  int millis = 0;
+  if (end == nullptr) {
+    end = ::strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+    if (end == nullptr) return 0;
+    if (*end == '.') millis = std::atoi(std::string(end + 1, std::min<size_t>(3, std::strlen(end + 1))).c_str());
+  }
+  return static_cast<int64_t>(::timegm(&tm)) * 1000 + millis;
 }
 
 }  // namespace lakerun::objstore

@@ -105,4 +105,9 @@ std::string UriEncode(std::string_view text, bool keep_slash);
 /// Decodes %XX escapes (and nothing else).
 std::string UriDecode(std::string_view text);
 
+/// Milliseconds since the epoch of an RFC 1123 date ("Tue, 26 Nov 2026 12:00:00 GMT", as Last-Modified headers and
+/// Azure listings write it) or of an ISO 8601 UTC time ("2026-11-26T12:00:00.000Z", as S3 listings write it);
+/// 0 when `text` is neither.
+int64_t ParseTimestampMs(std::string_view text);
+
 }  // namespace lakerun::objstore

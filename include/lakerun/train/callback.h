@@ -113,7 +113,7 @@ struct TrainerState {
   std::string ckpt_path;
   /// Rank agreement; nullptr means a single process.
   RankSync* sync = nullptr;
-  /// Where checkpoints go; nullptr means LocalFileSystem().
+  /// Where checkpoints go; nullptr means UriFileSystem() (local paths and object-store URIs).
   FileSystem* fs = nullptr;
   /// The bytes of a checkpoint of the current training state (called on rank 0 when a checkpoint is written).
   std::function<std::string()> dump_checkpoint;

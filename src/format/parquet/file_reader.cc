@@ -102,6 +102,14 @@ std::unique_ptr<ParquetFile> ParquetFile::OpenBuffer(std::string bytes, const st
   return Open(fs, name, options);
 }
 
+void ParquetFile::WillReadRowGroup(int row_group, const std::vector<int>& columns) const {
+  if (mapped_ != nullptr) return;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  ranges.reserve(columns.size());
+  for (const int column : columns) ranges.push_back(ChunkRange(row_group, column));
+  file_->WillRead(ranges);
+}
+
 std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
   Buffer buf;
   ReadChunk(row_group, column, &buf);

@@ -81,7 +81,7 @@ struct ReaderOptions {
   /// mismatch is a CorruptDataError naming the file, row group, column, page and its offset, raised before any of
   /// the page's values are decoded.
   bool verify_crc = true;
-  /// Map files of LocalFileSystem() into memory and decode column chunks straight from the mapping instead of
+  /// Map local files (FileSystem::LocalPath) into memory and decode column chunks straight from the mapping instead of
   /// reading each chunk into a buffer first (one copy of the stored bytes less; in the views form, the values of
   /// UNCOMPRESSED chunks are views into the mapping, which the ColumnData keeps alive). Other file systems, or a
   /// file that cannot be mapped, are read as usual. The file must not shrink while it is open (reading a page past
@@ -115,6 +115,11 @@ class ParquetFile {
   void ReadColumnChunk(int row_group, int column, ColumnData* out, ReadScratch* scratch,
                        const ColumnReadOptions& options) const;
   ColumnData ReadColumnChunk(int row_group, int column, const ColumnReadOptions& options) const;
+
+  /// Tells the file that these columns of `row_group` are read next, so that a remote file fetches their chunks
+  /// together (coalesced, several requests in flight) instead of one request per chunk. Does nothing for local and
+  /// memory-mapped files. Thread-safe.
+  void WillReadRowGroup(int row_group, const std::vector<int>& columns) const;
 
   /// The raw bytes of a column chunk as stored (page headers included).
   std::string ReadColumnChunkBytes(int row_group, int column) const;

@@ -1,0 +1,51 @@
+// A remote object opened for positional reads (private to lakerun::objstore; see object_file_system.h).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lakerun/base/file_system.h"
+#include "lakerun/base/thread_pool.h"
+#include "objstore/object_file_system.h"
+#include "objstore/object_store.h"
+
+namespace lakerun::objstore {
+
+class ObjectReadFile final : public RandomAccessFile {
+ public:
+  /// `uri` names the object in messages; `io` runs WillRead's GETs and must outlive the file.
+  ObjectReadFile(std::string uri, ObjectStore& store, std::string key, uint64_t size, const ObjectFileOptions& options,
+                 ThreadPool& io);
+
+  uint64_t Size() const override { return size_; }
+  void ReadAt(uint64_t offset, size_t n, void* out) const override;
+  void WillRead(const std::vector<std::pair<uint64_t, size_t>>& ranges) const override;
+
+ private:
+  // Bytes fetched ahead of the reads that need them.
+  struct Block {
+    uint64_t offset = 0;
+    std::string bytes;
+    size_t wanted = 0;  // bytes of the ranges asked for (a coalesced block also holds the gaps between them)
+    size_t served = 0;  // bytes handed out; the block is dropped once served >= wanted (never, for the tail)
+    bool tail = false;
+  };
+  // Copies [offset, offset + n) from a block holding all of it; false when none does.
+  bool ServeFromBlocks(uint64_t offset, size_t n, void* out) const;  // requires mu_
+  void Fetch(uint64_t offset, size_t n, char* out) const;
+  void Keep(std::shared_ptr<Block> block) const;  // requires mu_
+
+  ObjectStore& store_;
+  std::string key_;
+  uint64_t size_;
+  ObjectFileOptions options_;
+  ThreadPool& io_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::shared_ptr<Block>> blocks_;  // guarded by mu_
+  mutable bool tail_fetched_ = false;                  // guarded by mu_
+};
+
+}  // namespace lakerun::objstore
