@@ -65,8 +65,9 @@ std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string
   std::string footer = f->file_->ReadAt(footer_offset, footer_len);
   f->metadata_ = ParseFileMetaData(footer, path, footer_offset, options.max_thrift_depth);
   f->metadata_.footer_length = footer_len;
-  if (options.memory_map && &fs == &LocalFileSystem()) {
-    if (auto mapping = MappedFile::Map(path, size)) {
+  const std::optional<std::string> local_path = options.memory_map ? fs.LocalPath(path) : std::nullopt;
+  if (local_path) {
+    if (auto mapping = MappedFile::Map(*local_path, size)) {
       f->mapped_ = mapping->data();
       f->mapping_ = std::move(mapping);
     }

@@ -1,14 +1,15 @@
-// libcurl, loaded when the MLflow REST store first needs it instead of linked (private to lakerun::track).
+// libcurl, loaded when an object store or the MLflow REST store first needs it instead of linked (private to
+// lakerun::objstore, used by lakerun::track).
 //
 // Linking libcurl makes every program that links lakerun::track, the `lakerun` command and its launcher included,
 // load about 27 more shared libraries (TLS, Kerberos, LDAP, SSH, ...) before main(): about 6 ms of a 7.4 ms
-// `lakerun --help` on the 2-core machine, for a library that only the REST store calls. The headers are used as
+// `lakerun --help` on the 2-core machine, for a library that only remote storage and tracking call. The headers are used as
 // usual; the functions come from dlopen("libcurl.so.4") through this table.
 #pragma once
 
 #include <curl/curl.h>
 
-namespace lakerun::track {
+namespace lakerun::objstore {
 
 struct Libcurl {
   CURL* (*easy_init)();
@@ -29,4 +30,4 @@ struct Libcurl {
 /// next call tries again.
 const Libcurl& LoadLibcurl();
 
-}  // namespace lakerun::track
+}  // namespace lakerun::objstore

@@ -1,4 +1,4 @@
-#include "track/libcurl.h"
+#include "objstore/libcurl.h"
 
 #include <dlfcn.h>
 
@@ -6,7 +6,7 @@
 
 #include "lakerun/base/error.h"
 
-namespace lakerun::track {
+namespace lakerun::objstore {
 namespace {
 
 // libcurl's SONAME since 2006; the unversioned name (a development symlink) is the fallback.
@@ -17,8 +17,8 @@ void Resolve(void* handle, const char* library, const char* symbol, Fn* out) {
   dlerror();
   void* address = dlsym(handle, symbol);
   const char* error = dlerror();
-  LAKERUN_CHECK_AS(IoError, error == nullptr && address != nullptr, "MLflow REST tracking: ", library, " has no ",
-                   symbol, error != nullptr ? StrCat(" (", error, ")") : std::string());
+  LAKERUN_CHECK_AS(IoError, error == nullptr && address != nullptr, "remote storage and REST tracking: ", library,
+                   " has no ", symbol, error != nullptr ? StrCat(" (", error, ")") : std::string());
   *out = reinterpret_cast<Fn>(address);
 }
 
@@ -35,8 +35,9 @@ Libcurl Load() {
     const char* error = dlerror();
     errors += StrCat(errors.empty() ? "" : "; ", error != nullptr ? error : name);
   }
-  LAKERUN_CHECK_AS(IoError, handle != nullptr, "MLflow REST tracking needs libcurl, which could not be loaded (",
-                   errors, "); install it (Debian: apt-get install libcurl4) or track to a local folder instead");
+  LAKERUN_CHECK_AS(IoError, handle != nullptr,
+                   "object-store paths (s3://, gs://, az://) and MLflow REST tracking need libcurl, which could not be "
+                   "loaded (", errors, "); install it (Debian: apt-get install libcurl4)");
   Libcurl curl;
   CURLcode (*global_init)(long) = nullptr;
   Resolve(handle, library, "curl_global_init", &global_init);
@@ -52,7 +53,7 @@ Libcurl Load() {
   Resolve(handle, library, "curl_slist_append", &curl.slist_append);
   Resolve(handle, library, "curl_slist_free_all", &curl.slist_free_all);
   const CURLcode rc = global_init(CURL_GLOBAL_DEFAULT);
-  LAKERUN_CHECK_AS(IoError, rc == CURLE_OK, "MLflow REST tracking: curl_global_init failed (",
+  LAKERUN_CHECK_AS(IoError, rc == CURLE_OK, "libcurl: curl_global_init failed (",
                    curl.easy_strerror(rc), ")");
   return curl;  // the library stays loaded for the life of the process
 }
@@ -65,4 +66,4 @@ const Libcurl& LoadLibcurl() {
   return loaded;
 }
 
-}  // namespace lakerun::track
+}  // namespace lakerun::objstore
