@@ -257,7 +257,8 @@ TEST_F(AzureStoreTest, PutFileWholeAndInBlocks) {
   options.block_size = 64;  // 16 blocks, the last one short
   MakeStore(container_, options)->PutFile("blocks.bin", local.Join("f.bin"));
   EXPECT_EQ(Read("blocks.bin"), data);
-  EXPECT_THROW_WITH(store_->PutFile("x", local.Join("missing.bin")), IoError, "missing.bin", "az://" + container_ + "/x");
+  EXPECT_THROW_WITH(store_->PutFile("x", local.Join("missing.bin")), IoError, "missing.bin",
+                    "az://" + container_ + "/x");
 }
 
 TEST_F(AzureStoreTest, WrongKeyIsAClearErrorWithoutTheKey) {
