@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,10 +57,12 @@ class ObjectStore {
   virtual void Copy(const std::string& from, const std::string& to) = 0;
 
   /// Whether Put(if_absent) is honoured: probes once (writes a probe object twice under "_lakerun_probe/", then
-  /// deletes it) and caches the answer.
+  /// deletes it) and caches the answer. Thread-safe: concurrent callers wait for the one probe. A failed probe
+  /// (an IoError from the store) is thrown and not cached.
   ConditionalPut ProbeConditionalPut();
 
  private:
+  std::mutex probe_mu_;
   ConditionalPut conditional_put_ = ConditionalPut::kUnknown;
 };
 
