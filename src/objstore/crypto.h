@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -13,6 +14,25 @@ using Sha256Digest = std::array<uint8_t, 32>;
 
 /// FIPS 180-4 SHA-256 of `data`.
 Sha256Digest Sha256(std::string_view data);
+
+/// SHA-256 over bytes that arrive in pieces (a body streamed from a file): Update() any number of times, then
+/// Finish() once. Sha256Hasher h; h.Update(a); h.Update(b); h.Finish() == Sha256(a + b).
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  void Update(std::string_view bytes);
+  /// The digest of everything passed to Update(); the hasher must not be used afterwards.
+  Sha256Digest Finish();
+
+ private:
+  void Compress(const uint8_t* block);
+
+  std::array<uint32_t, 8> state_;
+  std::array<uint8_t, 64> buffer_;
+  size_t buffered_ = 0;
+  uint64_t total_bytes_ = 0;
+};
+
 /// RFC 2104 HMAC with SHA-256.
 Sha256Digest HmacSha256(std::string_view key, std::string_view message);
 /// The digest's 32 bytes as a string (for chaining HMACs, as SigV4's key derivation does).

@@ -34,21 +34,48 @@ struct AwsCredentials {
 
 /// Signs for AWS SigV4: returns the headers to add (x-amz-date, x-amz-content-sha256, x-amz-security-token when a
 /// session token is set, and Authorization). `amz_date` is "YYYYMMDD'T'HHMMSS'Z'" (UTC). Signed headers: host,
-/// every x-amz-* header, content-type, content-md5, range and the If-* preconditions present in `request`.
+/// every x-amz-* header, content-type, content-md5, range, date and the If-* preconditions present in `request`.
+/// `request.headers` must not already hold the headers this adds (an InvalidArgument).
+///
+/// The canonical URI is S3's: the path decoded and encoded again with AWS's rules ('/' kept, no double encoding, no
+/// dot-segment removal); "" is "/". Query parameters are likewise decoded and re-encoded, then sorted by name and
+/// value; a parameter without '=' gets an empty value ("lifecycle" signs as "lifecycle="). Header names are
+/// lower-cased, values trimmed with inner runs of spaces and tabs collapsed to one space, repeated headers joined
+/// with ','.
 std::vector<HttpHeader> SignAwsV4(const SignableRequest& request, const AwsCredentials& credentials,
                                   std::string_view region, std::string_view service, std::string_view amz_date);
 
+/// SigV4's canonical request for `request` as SignAwsV4 signs it, the headers SignAwsV4 adds included
+/// (x-amz-security-token only when `session_token` is not empty). For tests against AWS's published examples.
+std::string AwsCanonicalRequest(const SignableRequest& request, std::string_view amz_date,
+                                std::string_view session_token);
+
 /// The current UTC time as SigV4's "YYYYMMDD'T'HHMMSS'Z'".
 std::string AmzDateNow();
+/// `unix_seconds` (UTC) as SigV4's "YYYYMMDD'T'HHMMSS'Z'".
+std::string FormatAmzDate(int64_t unix_seconds);
 
 /// Signs for Azure Storage Shared Key (version 2009-09-19 and later): returns the Authorization header
 /// ("SharedKey account:signature"). `request.headers` must already hold x-ms-date and x-ms-version.
 /// `account_key_base64` is the key as the portal shows it. The canonicalized resource is "/account/path" plus the
 /// query parameters, lower-cased names, sorted, values URL-decoded, as the service computes it.
+/// A key that is not base64 is a ConfigError that does not show it.
 HttpHeader SignAzureSharedKey(const SignableRequest& request, std::string_view account,
                               std::string_view account_key_base64);
 
-/// RFC 1123 date of now in GMT, as x-ms-date wants ("Tue, 26 Nov 2026 12:00:00 GMT").
+/// The Shared Key string-to-sign that SignAzureSharedKey signs (HMAC-SHA256 with the decoded key, then base64):
+///   VERB, Content-Encoding, Content-Language, Content-Length, Content-MD5, Content-Type, Date, If-Modified-Since,
+///   If-Match, If-None-Match, If-Unmodified-Since and Range, each followed by '\n' ("" when absent; Content-Length
+///   "" when "0" from x-ms-version 2015-02-21 on, as the service does);
+///   then "name:value\n" for each x-ms-* header, names lower-cased and sorted, values trimmed;
+///   then "/" + account + path ("/" when empty), and "\nname:value" for each query parameter, names lower-cased and
+///   sorted, values %XX-decoded, several values of one name sorted and joined with ','.
+/// Header names are matched case-insensitively; repeated headers are joined with ','. Exposed for tests.
+std::string AzureStringToSign(const SignableRequest& request, std::string_view account);
+
+/// RFC 1123 date of now in GMT, as x-ms-date wants ("Thu, 26 Nov 2026 12:00:00 GMT").
 std::string HttpDateNow();
+/// `unix_seconds` as an RFC 1123 date in GMT (English day and month names, whatever the locale).
+std::string FormatHttpDate(int64_t unix_seconds);
 
 }  // namespace lakerun::objstore
