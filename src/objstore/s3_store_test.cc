@@ -54,7 +54,9 @@ TEST_F(S3StoreTest, ObjectsGoInAndComeOutByteForByte) {
   store.GetRange("t/part 0+é.parquet", 123456, middle.size(), middle.data());
   EXPECT_EQ(middle, bytes.substr(123456, 1000));
   EXPECT_FALSE(store.Head("t/missing").has_value());
-  store.Copy("t/part 0+é.parquet", "t/copy");
+  // s3rver reads x-amz-copy-source with decodeURI, which leaves "%2B" encoded: copy a key without reserved characters.
+  store.Put("t/plain é", bytes, false);
+  store.Copy("t/plain é", "t/copy");
   EXPECT_EQ(store.Head("t/copy")->size, bytes.size());
   store.Delete("t/copy");
   store.Delete("t/copy");  // missing is fine
@@ -84,17 +86,19 @@ TEST_F(S3StoreTest, TheEmulatorIgnoresConditionalWritesAndCommitsAreRefused) {
                     "s3://lake ignores conditional writes");
 }
 
+// s3rver checks the access key id but not a SigV4 signature (its V4 verification is unimplemented), so the wrong
+// credential here is the key id; a wrong secret is refused by AWS and by Azurite (azure_store_test.cc).
 TEST_F(S3StoreTest, AWrongKeyIsAClearErrorWithoutTheSecret) {
   S3StoreConfig config = Config();
-  config.credentials->secret_access_key = "not-the-secret-XYZZY";
+  config.credentials->access_key_id = "NOT-A-KEY";
+  config.credentials->secret_access_key = "secret-XYZZY";
   S3Store store(config);
   try {
     store.Put("t/a", "x", false);
-    FAIL() << "a wrong secret was accepted";
+    FAIL() << "an unknown access key was accepted";
   } catch (const IoError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("PUT s3://lake/t/a"), std::string::npos) << message;
-    EXPECT_NE(message.find("HTTP 403"), std::string::npos) << message;
+    EXPECT_NE(message.find("PUT s3://lake/t/a: HTTP 403 InvalidAccessKeyId"), std::string::npos) << message;
     EXPECT_NE(message.find("check the credentials from the test"), std::string::npos) << message;
     EXPECT_EQ(message.find("XYZZY"), std::string::npos) << message;
   }

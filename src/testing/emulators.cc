@@ -149,7 +149,10 @@ std::optional<S3Emulator> StartS3Emulator(const std::string& dir, std::vector<st
   if (program.empty()) return std::nullopt;
   const std::string data = DataDir(dir);
   const auto argv_for = [&](int port) {
-    std::vector<std::string> argv = program;
+    // s3rver encrypts ListObjectsV2 continuation tokens with DES, which OpenSSL 3 (Node 17 and later) keeps in its
+    // legacy provider: without it every paged listing fails with HTTP 500.
+    std::vector<std::string> argv = {program[0], "--openssl-legacy-provider"};
+    argv.insert(argv.end(), program.begin() + 1, program.end());
     for (const char* arg : {"--address", "127.0.0.1", "--silent", "--directory"}) argv.emplace_back(arg);
     argv.push_back(data);
     argv.push_back("--port");
