@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "lakerun/base/file_system.h"
 #include "lakerun_testing/child_process.h"
+#include "lakerun_testing/emulators.h"
 #include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::examples {
@@ -127,6 +129,32 @@ TEST(FashionMnistTrainerProgramTest, TwoRanksUnderTheLauncher) {
   EXPECT_THAT(run.output, ::testing::HasSubstr("\"world_size\":2"));
   ExpectCheckpoints(dir);
   ExpectOneFinishedRun(dir, "2");
+}
+
+// The same job with its table in S3 (s3rver on loopback): one flag changed, --table s3://BUCKET/PATH. The first
+// run imports the table into the bucket; the second trains from it without importing.
+TEST(FashionMnistTrainerProgramTest, TrainsFromATableInS3) {
+  testing::TempDir dir;
+  std::string why_not;
+  auto s3 = testing::StartS3Emulator(dir.Join("s3"), {"datasets"}, &why_not);
+  if (!s3) GTEST_SKIP() << why_not;
+  std::vector<std::string> argv = ShortJob(dir);
+  *(std::find(argv.begin(), argv.end(), "--table") + 1) = "s3://datasets/fashion-mnist";
+  argv.push_back("--no-tracking");
+  testing::ChildOptions options;
+  options.cwd = dir.path();
+  options.set_env = {{"AWS_ENDPOINT_URL", s3->endpoint()}, {"AWS_ACCESS_KEY_ID", s3->access_key_id()},
+                     {"AWS_SECRET_ACCESS_KEY", s3->secret_access_key()}, {"AWS_REGION", "us-east-1"},
+                     // s3rver ignores conditional writes; this job is the table's only writer
+                     {"AWS_S3_ALLOW_UNSAFE_RENAME", "true"}};
+  const RunResult first = testing::RunProgram(argv, dir.Join("s3-first.out"), seconds(200), options);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_THAT(first.output, ::testing::HasSubstr("Imported Fashion-MNIST (train, test)"));
+  const RunResult second = testing::RunProgram(argv, dir.Join("s3-second.out"), seconds(200), options);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, ::testing::Not(::testing::HasSubstr("Imported")));
+  EXPECT_THAT(second.output, ::testing::HasSubstr("train 60000 rows, test 10000"));
+  EXPECT_THAT(second.output, ::testing::ContainsRegex("Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/1000 \\("));
 }
 
 TEST(FashionMnistTrainerProgramTest, MissingDataAndBadFlagsFailClearly) {

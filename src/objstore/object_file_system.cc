@@ -113,6 +113,7 @@ std::unique_ptr<RandomAccessFile> ObjectFileSystem::OpenForRead(const std::strin
   const Target t = Resolve(path);
   const std::optional<ObjectInfo> info = t.store->Head(t.key);
   LAKERUN_CHECK_AS(IoError, info.has_value(), "cannot open ", path, ": no such object");
+  CountOpen();
   return std::make_unique<ObjectReadFile>(path, *t.store, t.key, info->size, options_, *io_);
 }
 

@@ -145,6 +145,9 @@ void ObjectReadFile::Keep(std::shared_ptr<Block> block) const {
   }
 }
 
-void ObjectReadFile::Fetch(uint64_t offset, size_t n, char* out) const { store_.GetRange(key_, offset, n, out); }
+void ObjectReadFile::Fetch(uint64_t offset, size_t n, char* out) const {
+  store_.GetRange(key_, offset, n, out);
+  CountRead(n);
+}
 
 }  // namespace lakerun::objstore

@@ -14,6 +14,11 @@
 
 namespace lakerun::objstore {
 
+/// Adds one GET of `bytes` to the process's ObjectStoreReadsSoFar() (uri_file_system.cc).
+void CountRead(uint64_t bytes);
+/// Adds one opened file.
+void CountOpen();
+
 class ObjectReadFile final : public RandomAccessFile {
  public:
   /// `uri` names the object in messages; `io` runs WillRead's GETs and must outlive the file.

@@ -4,6 +4,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/objstore/uri_file_system.h"
 #include "track/ids.h"
 #include "track/log_batch.h"
 #include "track/rest_json.h"
@@ -249,8 +250,8 @@ std::string RestStore::ProxyPath(const std::string& run_id) {
   const std::string uri = ArtifactUri(run_id);
   const std::string scheme = "mlflow-artifacts:";
   LAKERUN_CHECK_AS(NotImplemented, uri.rfind(scheme, 0) == 0, "run '", run_id, "': artifact_uri '", uri,
-                   "' is not served by the tracking server's artifact proxy (mlflow-artifacts:/...); start the "
-                   "server with --serve-artifacts");
+                   "' is neither an object store lakerun writes to (s3://, gs://, abfss://, az://) nor served by the "
+                   "tracking server's artifact proxy (mlflow-artifacts:/...); start the server with --serve-artifacts");
   std::string rest = uri.substr(scheme.size());
   if (rest.rfind("//", 0) == 0) {  // mlflow-artifacts://host:port/path
     const size_t slash = rest.find('/', 2);
@@ -267,7 +268,6 @@ void RestStore::LogArtifact(const std::string& run_id, const std::string& local_
   FileSystem& fs = LocalFileSystem();
   auto info = fs.Stat(local_path);
   LAKERUN_CHECK(info.has_value(), "artifact '", local_path, "' for run '", run_id, "' does not exist");
-  const std::string base = ProxyPath(run_id);
   std::vector<std::pair<std::string, std::string>> uploads;  // local file, artifact-relative path
   if (!info->is_directory) {
     const std::string name = BaseName(local_path);
@@ -287,6 +287,14 @@ void RestStore::LogArtifact(const std::string& run_id, const std::string& local_
       }
     }
   }
+  // An artifact root in an object store (s3://, gs://, abfss://...) is written directly, as MLflow's own client
+  // does, with this process's object-store credentials; any other root goes through the server's artifact proxy.
+  const std::string root = ArtifactUri(run_id);
+  if (IsObjectStorePath(root)) {
+    for (const auto& [file, rel] : uploads) CopyFile(fs, file, UriFileSystem(), JoinPath(root, rel));
+    return;
+  }
+  const std::string base = ProxyPath(run_id);
   for (const auto& [file, rel] : uploads) {
     const std::string path = kArtifactsApi + EscapePath(base) + "/" + EscapePath(rel);
     const HttpResponse response = http_.PutFile(path, file);

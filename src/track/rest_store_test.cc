@@ -12,8 +12,10 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/objstore/uri_file_system.h"
 #include "lakerun/track/runs_cli.h"
 #include "lakerun/track/tracker.h"
+#include "lakerun_testing/emulators.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/paths.h"
 #include "lakerun_testing/temp_dir.h"
@@ -387,14 +389,42 @@ TEST_F(RestStoreTest, UploadsArtifactsThroughTheProxy) {
   EXPECT_EQ(uploaded.at(base + "checkpoints/sub dir/meta.json"), "{}");
 }
 
-TEST_F(RestStoreTest, RefusesArtifactsWithoutTheProxy) {
+TEST_F(RestStoreTest, RefusesArtifactRootsItCannotWrite) {
   server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
-    return {200, R"({"run":{"info":{"run_id":"r1","artifact_uri":"s3://bucket/1/r1/artifacts"}}})"};
+    return {200, R"({"run":{"info":{"run_id":"r1","artifact_uri":"hdfs://namenode/1/r1/artifacts"}}})"};
   });
   lakerun::testing::TempDir dir;
   LocalFileSystem().WriteAtomically(dir.Join("a.txt"), "a");
-  EXPECT_THROW_WITH(Store()->LogArtifact("r1", dir.Join("a.txt"), ""), NotImplemented, "s3://bucket/1/r1/artifacts",
-                    "--serve-artifacts");
+  EXPECT_THROW_WITH(Store()->LogArtifact("r1", dir.Join("a.txt"), ""), NotImplemented,
+                    "hdfs://namenode/1/r1/artifacts", "--serve-artifacts");
+}
+
+// An artifact root in S3 is written directly, as MLflow's client does, here into s3rver on loopback.
+TEST_F(RestStoreTest, WritesArtifactsStraightToAnObjectStoreRoot) {
+  lakerun::testing::TempDir dir;
+  const std::string bucket = "artifacts-" + std::to_string(::getpid());
+  std::string why_not;
+  auto s3 = lakerun::testing::StartS3Emulator(dir.Join("s3"), {bucket}, &why_not);
+  if (!s3) GTEST_SKIP() << why_not;
+  const std::map<std::string, std::string> env = {{"AWS_ENDPOINT_URL", s3->endpoint()},
+                                                  {"AWS_ACCESS_KEY_ID", s3->access_key_id()},
+                                                  {"AWS_SECRET_ACCESS_KEY", s3->secret_access_key()},
+                                                  {"AWS_REGION", "us-east-1"}};
+  for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+  const std::string root = "s3://" + bucket + "/1/r1/artifacts";
+  server_.set_handler([&](const RecordedRequest&) -> CannedResponse {
+    return {200, R"({"run":{"info":{"run_id":"r1","artifact_uri":")" + root + R"("}}})"};
+  });
+  LocalFileSystem().CreateDirs(dir.Join("ckpt/sub"));
+  std::string binary;
+  for (int i = 0; i < 300000; ++i) binary.push_back(static_cast<char>(i * 7));
+  LocalFileSystem().WriteAtomically(dir.Join("ckpt/weights.bin"), binary);
+  LocalFileSystem().WriteAtomically(dir.Join("ckpt/sub/meta.json"), "{}");
+  Store()->LogArtifact("r1", dir.Join("ckpt"), "checkpoints");
+  for (const auto& [name, value] : env) ::unsetenv(name.c_str());
+  EXPECT_EQ(UriFileSystem().ReadFile(root + "/checkpoints/weights.bin"), binary);
+  EXPECT_EQ(UriFileSystem().ReadFile(root + "/checkpoints/sub/meta.json"), "{}");
+  for (const auto& r : server_.requests_to("")) EXPECT_NE(r.method, "PUT") << r.path;  // nothing via the server
 }
 
 TEST_F(RestStoreTest, PagesSearchAndReadsNonFiniteValues) {

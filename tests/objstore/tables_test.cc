@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "lakerun/base/error.h"
+#include "lakerun/data/converter.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/data/table_source.h"
 #include "lakerun/format/delta/checkpoint.h"
@@ -201,6 +202,21 @@ TEST_F(S3TablesTest, ADeltaTableIsWrittenAndReadByItsUri) {
   EXPECT_EQ(delta::DeltaTable("s3a://" + bucket_ + "/tables/t").Latest().version, 4);
 }
 
+// gs:// speaks GCS's S3-compatible XML API with HMAC keys; here against the S3 emulator standing in for GCS.
+TEST_F(S3TablesTest, GcsThroughItsXmlApi) {
+  env_.Set("GCS_ENDPOINT_URL", emulator_->endpoint());
+  env_.Set("GCS_HMAC_ACCESS_ID", emulator_->access_key_id());
+  env_.Set("GCS_HMAC_SECRET", emulator_->secret_access_key());
+  const std::string uri = "gs://" + bucket_ + "/tables/g";
+  WriteTable(uri);
+  CheckTable(uri);
+  // One data file alone, as a plain Parquet file (its deletion vector lives in the Delta log, not in the file).
+  const delta::Snapshot latest = delta::DeltaTable(uri).Latest();
+  const std::string file = latest.DataFilePath(latest.files.front());
+  ASSERT_EQ(file.rfind("gs://", 0), 0u) << file;
+  EXPECT_EQ(data::OpenTable(file)->num_rows(), 100u);
+}
+
 TEST_F(S3TablesTest, CredentialsComeFromAnAwsProfile) {
   const std::string uri = "s3://" + bucket_ + "/tables/p";
   WriteTable(uri);
@@ -230,6 +246,33 @@ TEST_F(S3TablesTest, TheTableCommandsTakeTheUri) {
   testing::Child inspect({LAKERUN_CLI, "table", "inspect", uri}, temp_.Join("inspect.log"));
   const testing::Exit inspected = inspect.Wait(std::chrono::seconds(60));
   EXPECT_EQ(inspected.status(), 0) << LocalFileSystem().ReadFile(temp_.Join("inspect.log"));
+}
+
+// The converter's cache keys a remote table by its Delta version: the second run reads local files.
+TEST_F(S3TablesTest, TheConverterCachesARemoteTableLocally) {
+  const std::string uri = "s3://" + bucket_ + "/tables/cached";
+  WriteTable(uri);
+  data::ConverterOptions options;
+  options.cache_dir = temp_.Join("cache");
+  options.world_size = 2;
+  data::TableOptions table;
+  table.columns = {"id", "x"};
+  const uint64_t gets_before = ObjectStoreReadsSoFar().get_requests;
+  const data::ConvertedDataset first = data::ConvertTable(uri, table, options);
+  const uint64_t first_gets = ObjectStoreReadsSoFar().get_requests - gets_before;
+  EXPECT_FALSE(first.reused);
+  EXPECT_EQ(first.rows, 297u);
+  EXPECT_FALSE(IsObjectStorePath(first.path));
+  const data::ConvertedDataset second = data::ConvertTable(uri, table, options);
+  const uint64_t second_gets = ObjectStoreReadsSoFar().get_requests - gets_before - first_gets;
+  EXPECT_TRUE(second.reused);
+  EXPECT_EQ(second.path, first.path);
+  // The second run read the table's log (commits, checkpoint), not its data files again.
+  EXPECT_LT(second_gets, first_gets);
+  delta::AppendRows(delta::DeltaTable(uri), Rows(300, 310), {});  // a new version: a new entry
+  const data::ConvertedDataset third = data::ConvertTable(uri, table, options);
+  EXPECT_FALSE(third.reused);
+  EXPECT_EQ(third.rows, 307u);
 }
 
 TEST_F(S3TablesTest, AMissingObjectAndAMissingBucketAreNamed) {

@@ -12,6 +12,8 @@
 // Stores are created on first use and kept for the life of the process; their connections are reused.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "lakerun/base/file_system.h"
@@ -23,5 +25,18 @@ FileSystem& UriFileSystem();
 
 /// Whether `path` names an object in an object store (one of the schemes above).
 bool IsObjectStorePath(std::string_view path);
+
+/// Copies the file `from` of `from_fs` to `to` of `to_fs` (a local file to an object store, say), streamed in
+/// pieces of 8 MiB. On an object store `to` appears only once all of it is written (one upload at the end).
+void CopyFile(FileSystem& from_fs, const std::string& from, FileSystem& to_fs, const std::string& to);
+
+/// What this process has read from object stores so far through file systems: ranged GETs of file bytes (a retried
+/// GET counts once), the bytes they brought, and files opened (one HEAD each). For progress lines and benchmarks.
+struct ObjectStoreReads {
+  uint64_t get_requests = 0;
+  uint64_t bytes = 0;
+  uint64_t files_opened = 0;
+};
+ObjectStoreReads ObjectStoreReadsSoFar();
 
 }  // namespace lakerun
