@@ -7,7 +7,11 @@
 //
 // Rank 0 logs the run to MLflow (MLFLOW_TRACKING_URI, else ./mlruns, experiment "tutorial"); checkpoints go to
 // runs/<name>/checkpoints. --help lists the flags.
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cstdint>
 #include <cstdio>
