@@ -221,6 +221,14 @@ int RunsNamed(const testing::TempDir& dir, const std::string& name) {
   return runs;
 }
 
+// Open MPI's major version from `mpirun --version` ("mpirun (Open MPI) 4.1.4"); 0 if unknown.
+int OpenMpiMajorVersion(const testing::TempDir& dir) {
+  const std::string text = RunIn({"/bin/sh", "-c", "exec mpirun --version"}, dir, "mpirun-version").output;
+  const std::string tag = "(Open MPI) ";
+  const size_t at = text.find(tag);
+  return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + tag.size());
+}
+
 // docs/howto/multi-node.md: the same program as two tasks of a Slurm job step (the variables srun gives its tasks),
 // and under Open MPI's mpirun. Each rank learns its place from those variables; only rank 0 tracks.
 TEST(TutorialTest, TwoRanksUnderSrunAndMpirun) {
@@ -237,7 +245,7 @@ TEST(TutorialTest, TwoRanksUnderSrunAndMpirun) {
     options.cwd = dir.path();
     options.set_env = {{"SLURM_JOB_ID", "4242"}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", task},
                        {"SLURM_LOCALID", task}, {"SLURM_NTASKS", "2"}, {"SLURM_GTIDS", "0,1"},
-                       {"SLURM_STEP_NODELIST", "localhost"}, {"MASTER_PORT", port}};
+                       {"SLURM_STEP_NODELIST", "127.0.0.1"}, {"MASTER_PORT", port}};
     options.unset_env = {"MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_RUN_ID", "RANK", "WORLD_SIZE",
                          "LAKERUN_LAUNCHER", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "MASTER_ADDR"};
     tasks.push_back(std::make_unique<testing::Child>(srun_job, dir.Join("srun" + task + ".out"), options));
@@ -253,10 +261,12 @@ TEST(TutorialTest, TwoRanksUnderSrunAndMpirun) {
   EXPECT_EQ(RunsNamed(dir, "srun"), 1);
 
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun not installed";
-  // Through sh, which finds mpirun on PATH; Open MPI keeps both ranks on this host.
+  // Through sh, which finds mpirun on PATH. Both ranks are on this host: Open MPI's traffic stays on loopback (as in
+  // src/dist/init_process_test.cc, Open MPI 5 keeps its out-of-band channel where it wants it).
   std::vector<std::string> mpirun = {"/bin/sh", "-c", "exec mpirun \"$@\"", "mpirun", "--allow-run-as-root",
-                                     "--oversubscribe", "--bind-to", "none", "-np", "2", "-x",
-                                     "MASTER_PORT=" + std::to_string(testing::FreeLoopbackPort())};
+                                     "--oversubscribe", "--bind-to", "none", "--mca", "btl_tcp_if_include", "lo"};
+  if (OpenMpiMajorVersion(dir) < 5) mpirun.insert(mpirun.end(), {"--mca", "oob_tcp_if_include", "lo"});
+  mpirun.insert(mpirun.end(), {"-np", "2", "-x", "MASTER_PORT=" + std::to_string(testing::FreeLoopbackPort())});
   mpirun.insert(mpirun.end(), job.begin(), job.end());
   mpirun.insert(mpirun.end(), {"--name", "mpirun"});
   const testing::ProgramRun run = RunIn(mpirun, dir, "mpirun");
