@@ -372,6 +372,7 @@ void Loader::TopUp() {
     // A decode of `unit` into the cache as its own task, so several threads decode different row groups in parallel
     // instead of one batch task decoding them in turn while the others wait for it.
     const auto decode = [&](size_t unit) {
+      shared_->source->Prefetch(unit);  // remote bytes start arriving while earlier units decode
       prefetcher_->pool.Post([shared = shared_, unit, generation] {
         if (shared->generation.load() != generation) return;
         try {

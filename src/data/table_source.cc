@@ -4,7 +4,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <future>
 #include <map>
+#include <optional>
 
 #include "error_context.h"
 #include "hive_partitions.h"
@@ -12,6 +16,7 @@
 #include "partition_column.h"
 #include "scratch_pool.h"
 #include "lakerun/base/error.h"
+#include "lakerun/base/thread_pool.h"
 #include "spaced_column.h"
 #include "table_leaves.h"
 #include "lakerun/format/delta/deletion_vector.h"
@@ -399,6 +404,16 @@ class ParquetTableSource final : public RowSource {
   void set_fingerprint(std::string f) { fingerprint_ = std::move(f); }
 
   std::shared_ptr<const UnitData> ReadUnit(size_t index) const override { return ReadUnitWith(index, {}); }
+
+  void Prefetch(size_t index) const override {
+    const Unit& unit = units_.at(index);
+    if (unit.sliced()) return;
+    try {
+      files_[unit.file].file->WillReadRowGroup(unit.row_group, StoredLeaves(unit.file));
+    } catch (const Error&) {
+      // Only a hint: the unit's read meets the same problem and reports it with its context.
+    }
+  }
 
   std::shared_ptr<const UnitData> ReadUnitWith(size_t index, const UnitReadOptions& options) const override {
     return Read(units_.at(index), options);
@@ -810,6 +825,29 @@ pq::ReaderOptions ReaderOptionsFor(const TableOptions& options, bool is_delta) {
   return reader;
 }
 
+// Runs open(i) for every file: on the calling thread for local tables (opening is cheap there), on up to 8 threads
+// for remote ones, where each open waits for a few round trips. Every call ends before it returns; the first
+// failure in file order is rethrown.
+void ForEachFile(size_t count, bool remote, const std::function<void(size_t)>& open) {
+  if (!remote || count < 2) {
+    for (size_t i = 0; i < count; ++i) open(i);
+    return;
+  }
+  ThreadPool pool(std::min<size_t>(8, count), "open-files");
+  std::vector<std::future<void>> done;
+  done.reserve(count);
+  for (size_t i = 0; i < count; ++i) done.push_back(pool.Submit([&open, i] { open(i); }));
+  std::exception_ptr first;
+  for (auto& d : done) {
+    try {
+      d.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
 std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& opened_with, FileSystem& fs) {
   TableOptions options = opened_with;  // with drop_null_rows folded into the filter (and bound, for Delta)
   std::vector<Filter> conjuncts{options.filter};
@@ -817,14 +855,17 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   options.filter = Filter::And(std::move(conjuncts));
   options.drop_null_rows.clear();
   std::vector<DataFile> files;
+  std::vector<const delta::AddFile*> adds;       // of files[i], for a Delta table
+  std::optional<delta::Snapshot> kept_snapshot;  // owns them
   TableSchema partitions;
   std::string where = path;
   const bool is_delta = delta::IsDeltaTable(path, fs);
   if (is_delta) {
     delta::DeltaTable table(path, fs);
-    const delta::Snapshot snapshot = options.delta_version      ? table.AtVersion(*options.delta_version)
-                                     : options.delta_timestamp_ms ? table.AtTimestamp(*options.delta_timestamp_ms)
-                                                                  : table.Latest();
+    const delta::Snapshot& snapshot = kept_snapshot.emplace(
+        options.delta_version        ? table.AtVersion(*options.delta_version)
+        : options.delta_timestamp_ms ? table.AtTimestamp(*options.delta_timestamp_ms)
+                                     : table.Latest());
     where = snapshot.Describe();
     partitions.is_delta = true;
     partitions.mapping = snapshot.column_mapping_mode();
@@ -848,12 +889,8 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
         file.partition_values[name] = delta::FilterValue(value, *type);
         if (type->kind == delta::TypeKind::kDecimal) file.partition_unscaled[name] = value;
       }
-      file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
-      if (add.deletion_vector) {
-        file.deleted = delta::LoadDeletionVector(fs, snapshot.table_path, *add.deletion_vector, snapshot.Describe());
-        std::sort(file.deleted.begin(), file.deleted.end());
-      }
       files.push_back(std::move(file));
+      adds.push_back(&add);
     }
   } else {
     const auto info = fs.Stat(path);
@@ -892,11 +929,22 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       files.push_back(std::move(file));
     }
   }
-  for (DataFile& file : files) {
+  adds.resize(files.size(), nullptr);  // files of a folder have no add action
+  ForEachFile(files.size(), IsObjectStorePath(path), [&](size_t i) {
+    DataFile& file = files[i];
     if (!file.file) file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
     file.size = file.file->file_size();
-    if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
-  }
+    if (const delta::AddFile* add = adds[i]) {  // the log knows the file: no Stat (a HEAD on an object store)
+      file.mtime_ms = add->modification_time;
+      if (add->deletion_vector) {
+        file.deleted = delta::LoadDeletionVector(fs, kept_snapshot->table_path, *add->deletion_vector,
+                                                 kept_snapshot->Describe());
+        std::sort(file.deleted.begin(), file.deleted.end());
+      }
+    } else if (const auto info = fs.Stat(file.path)) {
+      file.mtime_ms = info->mtime_ms;
+    }
+  });
   std::string fingerprint = StrCat("table ", path, "\n");
   for (const std::string& c : options.columns) fingerprint += StrCat("column ", c, "\n");
   for (const auto& [c, form] : options.forms) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <future>
+#include <utility>
 
 #include "lakerun/base/error.h"
 
@@ -49,85 +50,77 @@ void ObjectReadFile::ReadAt(uint64_t offset, size_t n, void* out) const {
                   " goes past the end of the object (", size_, " bytes)");
   }
   if (n == 0) return;
-  std::unique_lock<std::mutex> lock(mu_);
-  if (ServeFromBlocks(offset, n, out)) return;
-  const uint64_t tail_begin = size_ - std::min<uint64_t>(size_, options_.tail_bytes);
-  if (!tail_fetched_ && offset + n > tail_begin && offset >= tail_begin) {
-    // The first read near the end (a Parquet footer's length) brings the whole tail, footer included, in one GET.
-    tail_fetched_ = true;
-    auto block = std::make_shared<Block>();
-    block->offset = tail_begin;
-    block->bytes.resize(static_cast<size_t>(size_ - tail_begin));
-    block->tail = true;
-    try {
-      Fetch(tail_begin, block->bytes.size(), block->bytes.data());
-    } catch (...) {
-      tail_fetched_ = false;
-      throw;
+  std::shared_ptr<Block> block;
+  std::packaged_task<void()> tail_fetch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    block = FindBlock(offset, n);
+    const uint64_t tail_begin = size_ - std::min<uint64_t>(size_, options_.tail_bytes);
+    if (block == nullptr && !tail_fetched_ && offset >= tail_begin) {
+      // The first read near the end (a Parquet footer's length) brings the whole tail, footer included, in one GET;
+      // readers arriving meanwhile wait for it.
+      tail_fetched_ = true;
+      block = std::make_shared<Block>();
+      block->offset = tail_begin;
+      block->bytes.resize(static_cast<size_t>(size_ - tail_begin));
+      block->tail = true;
+      tail_fetch = std::packaged_task<void()>([this, b = block] {
+        Fetch(b->offset, b->bytes.size(), b->bytes.data());
+      });
+      block->fetched = tail_fetch.get_future().share();
+      Keep(block);
     }
-    Keep(std::move(block));
-    if (ServeFromBlocks(offset, n, out)) return;
   }
-  lock.unlock();
+  if (tail_fetch.valid()) tail_fetch();  // on this thread, unlocked; a failure is kept in the future
+  if (block != nullptr && ServeFrom(block, offset, n, out)) return;
   Fetch(offset, n, static_cast<char*>(out));
 }
 
 void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<Range> missing;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [offset, n] : ranges) {
-      if (offset > size_ || n > size_ - offset) continue;  // ReadAt reports it
-      const bool held = std::any_of(blocks_.begin(), blocks_.end(), [&, o = offset, len = n](const auto& b) {
-        return o >= b->offset && o + len <= b->offset + b->bytes.size();
-      });
-      if (!held) missing.push_back({offset, n});
-    }
+  for (const auto& [offset, n] : ranges) {
+    if (offset > size_ || n > size_ - offset) continue;  // ReadAt reports it
+    if (FindBlock(offset, n) == nullptr) missing.push_back({offset, n});
   }
-  const std::vector<Group> groups = Coalesce(std::move(missing), options_.coalesce_gap, options_.request_bytes);
-  std::vector<std::shared_ptr<Block>> fetched;
-  for (const Group& g : groups) {
+  for (const Group& g : Coalesce(std::move(missing), options_.coalesce_gap, options_.request_bytes)) {
     auto block = std::make_shared<Block>();
     block->offset = g.begin;
     block->bytes.resize(static_cast<size_t>(g.end - g.begin));
     block->wanted = g.wanted;
-    fetched.push_back(std::move(block));
+    // The task holds the block and the store, not this file: a file closed before its GETs end is fine.
+    ObjectStore* store = &store_;
+    block->fetched = io_.Submit([store, key = key_, b = block] {
+                          store->GetRange(key, b->offset, b->bytes.size(), b->bytes.data());
+                          CountRead(b->bytes.size());
+                        }).share();
+    Keep(std::move(block));
   }
-  // The first GET runs on this thread, the others on the I/O threads; all are waited for, even after a failure.
-  std::vector<std::future<void>> pending;
-  for (size_t i = 1; i < fetched.size(); ++i) {
-    pending.push_back(io_.Submit([this, block = fetched[i]] {
-      Fetch(block->offset, block->bytes.size(), block->bytes.data());
-    }));
-  }
-  std::exception_ptr failure;
-  try {
-    if (!fetched.empty()) Fetch(fetched[0]->offset, fetched[0]->bytes.size(), fetched[0]->bytes.data());
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  for (auto& p : pending) {
-    try {
-      p.get();
-    } catch (...) {
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);  // the caller's ReadAt would have failed the same way
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& block : fetched) Keep(std::move(block));
 }
 
-bool ObjectReadFile::ServeFromBlocks(uint64_t offset, size_t n, void* out) const {
-  for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
-    Block& b = **it;
-    if (offset < b.offset || offset + n > b.offset + b.bytes.size()) continue;
-    std::memcpy(out, b.bytes.data() + (offset - b.offset), n);
-    b.served += n;
-    if (!b.tail && b.served >= b.wanted) blocks_.erase(it);
-    return true;
+std::shared_ptr<ObjectReadFile::Block> ObjectReadFile::FindBlock(uint64_t offset, size_t n) const {
+  for (const auto& b : blocks_) {
+    if (offset >= b->offset && offset + n <= b->offset + b->bytes.size()) return b;
   }
-  return false;
+  return nullptr;
+}
+
+bool ObjectReadFile::ServeFrom(const std::shared_ptr<Block>& block, uint64_t offset, size_t n, void* out) const {
+  try {
+    block->fetched.get();
+  } catch (const std::exception&) {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocks_.erase(std::remove(blocks_.begin(), blocks_.end(), block), blocks_.end());
+    if (block->tail) tail_fetched_ = false;
+    return false;  // the caller reads the range directly and reports that read's own error
+  }
+  std::memcpy(out, block->bytes.data() + (offset - block->offset), n);
+  std::lock_guard<std::mutex> lock(mu_);
+  block->served += n;
+  if (!block->tail && block->served >= block->wanted) {
+    blocks_.erase(std::remove(blocks_.begin(), blocks_.end(), block), blocks_.end());
+  }
+  return true;
 }
 
 void ObjectReadFile::Keep(std::shared_ptr<Block> block) const {

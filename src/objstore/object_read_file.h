@@ -1,6 +1,7 @@
 // A remote object opened for positional reads (private to lakerun::objstore; see object_file_system.h).
 #pragma once
 
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,7 +27,10 @@ class ObjectReadFile final : public RandomAccessFile {
                  ThreadPool& io);
 
   uint64_t Size() const override { return size_; }
+  /// Served from a fetched-ahead block when one holds the range (waiting for it while its GET is in flight), else
+  /// one ranged GET.
   void ReadAt(uint64_t offset, size_t n, void* out) const override;
+  /// Starts the GETs (coalesced) on the I/O threads and returns at once; the ReadAt calls that follow wait for them.
   void WillRead(const std::vector<std::pair<uint64_t, size_t>>& ranges) const override;
 
  private:
@@ -37,9 +41,12 @@ class ObjectReadFile final : public RandomAccessFile {
     size_t wanted = 0;  // bytes of the ranges asked for (a coalesced block also holds the gaps between them)
     size_t served = 0;  // bytes handed out; the block is dropped once served >= wanted (never, for the tail)
     bool tail = false;
+    std::shared_future<void> fetched;  // ready once `bytes` hold the object's bytes (or the GET failed)
   };
-  // Copies [offset, offset + n) from a block holding all of it; false when none does.
-  bool ServeFromBlocks(uint64_t offset, size_t n, void* out) const;  // requires mu_
+  // The block holding all of [offset, offset + n), or null.
+  std::shared_ptr<Block> FindBlock(uint64_t offset, size_t n) const;  // requires mu_
+  // Copies the range out of `block` once its GET is done; false when that GET failed.
+  bool ServeFrom(const std::shared_ptr<Block>& block, uint64_t offset, size_t n, void* out) const;
   void Fetch(uint64_t offset, size_t n, char* out) const;
   void Keep(std::shared_ptr<Block> block) const;  // requires mu_
 
