@@ -407,12 +407,7 @@ class ParquetTableSource final : public RowSource {
 
   void Prefetch(size_t index) const override {
     const Unit& unit = units_.at(index);
-    if (unit.sliced()) return;
-    try {
-      files_[unit.file].file->WillReadRowGroup(unit.row_group, StoredLeaves(unit.file));
-    } catch (const Error&) {
-      // Only a hint: the unit's read meets the same problem and reports it with its context.
-    }
+    if (!unit.sliced()) files_[unit.file].file->WillReadRowGroup(unit.row_group, StoredLeaves(unit.file));
   }
 
   std::shared_ptr<const UnitData> ReadUnitWith(size_t index, const UnitReadOptions& options) const override {

@@ -106,8 +106,15 @@ void ParquetFile::WillReadRowGroup(int row_group, const std::vector<int>& column
   if (mapped_ != nullptr) return;
   std::vector<std::pair<uint64_t, size_t>> ranges;
   ranges.reserve(columns.size());
-  for (const int column : columns) ranges.push_back(ChunkRange(row_group, column));
-  file_->WillRead(ranges);
+  for (const int column : columns) {
+    try {
+      const auto range = ChunkRange(row_group, column);
+      if (range.second > 0) ranges.push_back(range);
+    } catch (const Error&) {
+      // Only a hint: the chunk's read reports what is wrong with it (or skips a chunk without values).
+    }
+  }
+  if (!ranges.empty()) file_->WillRead(ranges);
 }
 
 std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {

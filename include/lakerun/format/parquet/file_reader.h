@@ -118,7 +118,8 @@ class ParquetFile {
 
   /// Tells the file that these columns of `row_group` are read next, so that a remote file fetches their chunks
   /// together (coalesced, several requests in flight) instead of one request per chunk. Does nothing for local and
-  /// memory-mapped files. Thread-safe.
+  /// memory-mapped files, and never throws: a chunk whose metadata is wrong is left to the read that reports it.
+  /// Thread-safe.
   void WillReadRowGroup(int row_group, const std::vector<int>& columns) const;
 
   /// The raw bytes of a column chunk as stored (page headers included).
