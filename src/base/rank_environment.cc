@@ -30,7 +30,9 @@ RankEnvironment TorchrunStyle(const EnvLookup& env, Launcher launcher) {
   e.local_world_size = ReadEnvInt(env, launcher, "LOCAL_WORLD_SIZE",
                                   strict ? std::nullopt : std::optional<int>(std::max(1, e.local_rank + 1)), 1);
   CheckRanks(e, "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE");
-  e.restart_count = ReadEnvInt(env, launcher, strict ? "LAKERUN_RESTART_COUNT" : "TORCHELASTIC_RESTART_COUNT", 0);
+  // `lakerun launch` sets both spellings of the attempt to the same value; torchrun only its own.
+  const char* attempt = strict && env("LAKERUN_RESTART_COUNT") ? "LAKERUN_RESTART_COUNT" : "TORCHELASTIC_RESTART_COUNT";
+  e.restart_count = ReadEnvInt(env, launcher, attempt, 0);
   e.job_id = env(strict ? "LAKERUN_RUN_ID" : "TORCHELASTIC_RUN_ID").value_or("");
   return e;
 }

@@ -35,6 +35,14 @@ TEST(RankEnvironmentTest, LakerunLauncherGivesRankAttemptAndJob) {
   EXPECT_TRUE(e.RestartedByLakerun());
 }
 
+TEST(RankEnvironmentTest, LakerunAttemptFallsBackToTorchelasticsSpelling) {
+  const RankEnvironment e = Detect({{"LAKERUN_LAUNCHER", "1"}, {"RANK", "0"}, {"LOCAL_RANK", "0"},
+                                    {"WORLD_SIZE", "1"}, {"LOCAL_WORLD_SIZE", "1"},
+                                    {"TORCHELASTIC_RESTART_COUNT", "3"}});
+  EXPECT_EQ(e.restart_count, 3);
+  EXPECT_TRUE(e.RestartedByLakerun());
+}
+
 TEST(RankEnvironmentTest, TorchrunRestartsAreNotLakerunRestarts) {
   const RankEnvironment e = Detect({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "1"},
                                     {"TORCHELASTIC_RUN_ID", "none"}});

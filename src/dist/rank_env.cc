@@ -30,7 +30,8 @@ void ReadMpiMaster(const EnvLookup& env, RankEnv* e, const char* local_world_var
     LAKERUN_CHECK_AS(ConfigError, e->local_world_size == e->world_size, LauncherDescription(e->launcher),
                      " environment: MASTER_ADDR is not set and the job spans several nodes (", local_world_var, "=",
                      e->local_world_size, " of ", e->world_size,
-                     " ranks here); pass it to every rank, e.g. mpirun -x MASTER_ADDR=<rank 0 host> -x MASTER_PORT=<port>");
+                     " ranks here); pass it to every rank, e.g. mpirun -x MASTER_ADDR=<rank 0 host> "
+                     "-x MASTER_PORT=<port>");
     e->master_addr = "127.0.0.1";
   }
   e->master_port = ReadEnvInt(env, e->launcher, "MASTER_PORT", kDefaultMasterPort, 1, 65535);

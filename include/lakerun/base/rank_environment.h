@@ -48,8 +48,9 @@ struct RankEnvironment {
   int world_size = 1;
   int local_rank = 0;
   int local_world_size = 1;
-  /// The attempt of a job its launcher restarts, 0 first: LAKERUN_RESTART_COUNT under `lakerun launch`,
-  /// TORCHELASTIC_RESTART_COUNT under torchrun; 0 under other launchers.
+  /// The attempt of a job its launcher restarts, 0 first: LAKERUN_RESTART_COUNT under `lakerun launch` (which sets
+  /// TORCHELASTIC_RESTART_COUNT to the same value, read when the first is missing), TORCHELASTIC_RESTART_COUNT under
+  /// torchrun; 0 under other launchers. lakerun::dist keys an agent store's rendezvous under "/worker/attempt_<n>".
   int restart_count = 0;
   /// The job's id, the same on every rank and in every attempt: LAKERUN_RUN_ID under `lakerun launch`,
   /// TORCHELASTIC_RUN_ID under torchrun, SLURM_JOB_ID in a Slurm step; empty otherwise.
