@@ -10,9 +10,10 @@
 // save_last (the checkpoint --resume continues from, as ckpt_path="last").
 //
 // Writes into --out: pid-rank<R> (at start, before it joins the job), then, once the fit is over,
-// weights-rank<R>.bin (every parameter and buffer as name, shape and raw bytes, so equal files mean bitwise equal weights) and report-rank<R>.txt
-// ("global_step G\ntrain_calls C\n": optimizer steps reached, training steps run by this process); trace-rank<R> gets
-// one line per training step (epoch, batch, sum of its sample ids, loss and the sum of fc1's weights before the step, in hex) as it runs.
+// weights-rank<R>.bin (every parameter and buffer as name, shape and raw bytes, so equal files mean bitwise equal
+// weights) and report-rank<R>.txt ("global_step G\ntrain_calls C\n": optimizer steps reached, training steps run by
+// this process); trace-rank<R> gets one line per training step (epoch, batch, sum of its sample ids, loss and the
+// sum of fc1's weights before the step, in hex) as it runs.
 //
 // --pause-at-batch B --pause-ms M: this process's B-th training step (0-based) first writes <out>/paused-rank<R>, then
 // sleeps M ms, so a test can kill the run at a known point, mid-epoch, with its loader threads running.

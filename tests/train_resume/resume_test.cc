@@ -2,7 +2,8 @@
 // with weights bitwise equal to a run that was never interrupted, on one process and on two ranks under
 // `lakerun launch -n 2`; a crash in the middle of writing last.ckpt leaves the previous one to resume from (and its
 // temporary is cleaned at the next save); a damaged last.ckpt is skipped for the newest checkpoint that verifies;
-// a damaged page of the table fails the rank that reads it and stops the job.
+// a damaged page of the table fails the rank that reads it and stops the job; jobs under `lakerun launch
+// --max-restarts 2` whose rank 0 is SIGKILLed at random moments resume by themselves, bitwise, into one MLflow run.
 //
 // The program (resume_program.cc) reads a Parquet table this test writes through lakerun::data::Loader, so the
 // loader's position is part of what resumes. The kill lands mid-epoch: the program pauses inside the first
