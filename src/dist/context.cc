@@ -31,18 +31,6 @@ Backend ParseBackend(std::string_view what, std::string_view text) {
   return ParseNamed(what, text, kRequestableBackends);
 }
 
-const char* LauncherName(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::kNone: return "none";
-    case Launcher::kLakerun: return "lakerun";
-    case Launcher::kTorchrun: return "torchrun";
-    case Launcher::kOpenMpi: return "openmpi";
-    case Launcher::kPmi: return "pmi";
-    case Launcher::kSlurm: return "slurm";
-  }
-  return "unknown";
-}
-
 Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Context::~Context() = default;
 int Context::rank() const { return impl_->env.rank; }

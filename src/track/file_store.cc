@@ -333,6 +333,20 @@ RunRecord FileStore::GetRun(const std::string& run_id) {
 }
 
 std::vector<RunRecord> FileStore::SearchRuns(const std::vector<std::string>& experiment_ids) {
+  return SearchRunsWhere(experiment_ids, [](const std::string&) { return true; });
+}
+
+std::vector<RunRecord> FileStore::SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                                  const std::string& value) {
+  ValidateKey(key, "tag");
+  return SearchRunsWhere({experiment_id}, [&](const std::string& run_dir) {
+    const std::string path = JoinPath(JoinPath(run_dir, "tags"), key);
+    return fs_.Exists(path) && fs_.ReadFile(path) == value;
+  });
+}
+
+std::vector<RunRecord> FileStore::SearchRunsWhere(const std::vector<std::string>& experiment_ids,
+                                                  const std::function<bool(const std::string& run_dir)>& wanted) {
   std::vector<RunRecord> out;
   for (const auto& experiment_id : experiment_ids) {
     const std::string exp_dir = ExperimentDir(experiment_id);
@@ -342,6 +356,12 @@ std::vector<RunRecord> FileStore::SearchRuns(const std::vector<std::string>& exp
       if (!entry.is_directory || IsReservedExperimentChild(entry.name) || entry.name[0] == '.') continue;
       const std::string run_dir = JoinPath(exp_dir, entry.name);
       if (!fs_.Exists(JoinPath(run_dir, "meta.yaml"))) continue;
+      try {  // a run that is not wanted is not read
+        if (!wanted(run_dir)) continue;
+      } catch (const Error& e) {
+        LAKERUN_LOG(Warning) << "skipping the run in " << run_dir << ": " << e.what();
+        continue;
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         run_dirs_[entry.name] = run_dir;

@@ -10,6 +10,7 @@
 // the same run at once (the Tracker logs from rank 0 only).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -36,6 +37,8 @@ class FileStore final : public Store {
   void UpdateRun(const std::string& run_id, RunStatus status, std::optional<int64_t> end_time_ms) override;
   RunRecord GetRun(const std::string& run_id) override;
   std::vector<RunRecord> SearchRuns(const std::vector<std::string>& experiment_ids) override;
+  std::vector<RunRecord> SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                         const std::string& value) override;
 
   void LogBatch(const std::string& run_id, const std::vector<Metric>& metrics, const std::vector<KeyValue>& params,
                 const std::vector<KeyValue>& tags) override;
@@ -64,6 +67,10 @@ class FileStore final : public Store {
   std::map<std::string, std::string> ReadKeyValueDir(const std::string& dir);
   void CollectFiles(const std::string& dir, const std::string& prefix, std::vector<std::string>* keys);
   std::vector<Metric> ReadMetricFile(const std::string& path, const std::string& key);
+  /// Active runs of the experiments for which `wanted(run_dir)` is true, newest first; a damaged run is skipped
+  /// with a warning.
+  std::vector<RunRecord> SearchRunsWhere(const std::vector<std::string>& experiment_ids,
+                                         const std::function<bool(const std::string& run_dir)>& wanted);
   void WriteValueFile(const std::string& path, const std::string& value);
   void CopyFile(const std::string& from, const std::string& to);
   std::string FileUri(const std::string& path) const { return "file://" + path; }

@@ -192,6 +192,27 @@ RunRecord RestStore::GetRun(const std::string& run_id) {
 }
 
 std::vector<RunRecord> RestStore::SearchRuns(const std::vector<std::string>& experiment_ids) {
+  return SearchRunsFiltered(experiment_ids, "");
+}
+
+std::vector<RunRecord> RestStore::SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                                  const std::string& value) {
+  ValidateKey(key, "tag");  // no backtick: the filter quotes the key in backticks
+  // ... and the value in single quotes, with no escape: a value holding a quote or backslash is matched here, over
+  // every run of the experiment. The server's answer is checked here either way.
+  const bool quotable = value.find('\'') == std::string::npos && value.find('\\') == std::string::npos;
+  std::vector<RunRecord> runs =
+      SearchRunsFiltered({experiment_id}, quotable ? StrCat("tags.`", key, "` = '", value, "'") : "");
+  std::vector<RunRecord> out;
+  for (RunRecord& run : runs) {
+    auto it = run.tags.find(key);
+    if (it != run.tags.end() && it->second == value) out.push_back(std::move(run));
+  }
+  return out;
+}
+
+std::vector<RunRecord> RestStore::SearchRunsFiltered(const std::vector<std::string>& experiment_ids,
+                                                     const std::string& filter) {
   return Guarded("runs/search", [&]() -> std::vector<RunRecord> {
     std::vector<RunRecord> out;
     std::string token;
@@ -200,6 +221,7 @@ std::vector<RunRecord> RestStore::SearchRuns(const std::vector<std::string>& exp
                       {"max_results", 1000},
                       {"run_view_type", "ACTIVE_ONLY"},
                       {"order_by", json::array({"attributes.start_time DESC"})}};
+      if (!filter.empty()) request["filter"] = filter;
       if (!token.empty()) request["page_token"] = token;
       const json response = Parse(Call("POST", "runs/search", request.dump()), "runs/search");
       if (response.contains("runs")) {

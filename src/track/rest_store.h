@@ -31,6 +31,8 @@ class RestStore final : public Store {
   void UpdateRun(const std::string& run_id, RunStatus status, std::optional<int64_t> end_time_ms) override;
   RunRecord GetRun(const std::string& run_id) override;
   std::vector<RunRecord> SearchRuns(const std::vector<std::string>& experiment_ids) override;
+  std::vector<RunRecord> SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                         const std::string& value) override;
 
   void LogBatch(const std::string& run_id, const std::vector<Metric>& metrics, const std::vector<KeyValue>& params,
                 const std::vector<KeyValue>& tags) override;
@@ -48,6 +50,8 @@ class RestStore final : public Store {
   static constexpr int kHistoryPageSize = 25000;
 
  private:
+  /// runs/search over every page; `filter` is MLflow's filter string ("" for none).
+  std::vector<RunRecord> SearchRunsFiltered(const std::vector<std::string>& experiment_ids, const std::string& filter);
   /// Sends a call and returns the parsed JSON text of a 2xx response; throws the mapped error otherwise.
   std::string Call(const std::string& method, const std::string& endpoint, const std::string& body);
   /// Like Call, but returns std::nullopt for RESOURCE_DOES_NOT_EXIST / HTTP 404.

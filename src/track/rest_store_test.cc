@@ -448,6 +448,25 @@ TEST_F(RestStoreTest, PagesSearchAndReadsNonFiniteValues) {
   EXPECT_EQ(json::parse(server_.requests()[1].body)["page_token"], "p2");
 }
 
+TEST_F(RestStoreTest, SearchesRunsByTagWithMlflowsFilter) {
+  server_.set_handler([](const RecordedRequest&) -> CannedResponse {
+    // Both runs come back, as from a server that ignored the filter: the client keeps the one that matches.
+    return {200, R"({"runs":[{"info":{"run_id":"a","status":"RUNNING","start_time":2},
+                    "data":{"tags":[{"key":"lakerun.job_id","value":"0a1b"}]}},
+                   {"info":{"run_id":"b","status":"FINISHED","start_time":1},
+                    "data":{"tags":[{"key":"lakerun.job_id","value":"ffff"}]}}]})"};
+  });
+  const auto runs = Store()->SearchRunsByTag("7", "lakerun.job_id", "0a1b");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].info.run_id, "a");
+  const json first = json::parse(server_.requests()[0].body);
+  EXPECT_EQ(first["experiment_ids"], json({"7"}));
+  EXPECT_EQ(first["filter"], "tags.`lakerun.job_id` = '0a1b'");
+  // A value the filter cannot quote is matched by the client alone.
+  EXPECT_TRUE(Store()->SearchRunsByTag("7", "lakerun.job_id", "it's").empty());
+  EXPECT_FALSE(json::parse(server_.requests()[1].body).contains("filter"));
+}
+
 TEST_F(RestStoreTest, MalformedResponsesAreCorruptDataErrors) {
   server_.set_handler([](const RecordedRequest&) { return CannedResponse{200, R"({"run": [1, 2]})"}; });
   EXPECT_THROW_WITH(Store()->GetRun("r1"), CorruptDataError, "runs/get", "malformed");

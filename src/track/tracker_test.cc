@@ -2,7 +2,10 @@
 #include "lakerun/track/tracker.h"
 
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
@@ -144,9 +147,29 @@ TEST(TrackerTest, NestedRunsPointAtTheirParent) {
   EXPECT_EQ(record.info.status, RunStatus::kKilled);
 }
 
+using Vars = std::map<std::string, std::string>;
+
+// Every variable a launcher sets that DetectRankEnvironment reads, unset for one scope, then `vars` set.
+class RankVars {
+ public:
+  explicit RankVars(const Vars& vars) {
+    for (const char* name : {"LAKERUN_LAUNCHER", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                             "LAKERUN_RESTART_COUNT", "LAKERUN_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
+                             "TORCHELASTIC_RUN_ID", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
+                             "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID", "SLURM_STEPID",
+                             "MLFLOW_RUN_ID"}) {
+      auto it = vars.find(name);
+      scoped_.push_back(std::make_unique<ScopedEnv>(name, it == vars.end() ? nullptr : it->second.c_str()));
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<ScopedEnv>> scoped_;
+};
+
 TEST(TrackerTest, NonZeroRankIsANoOpUnlessOverridden) {
   testing::TempDir dir;
-  ScopedEnv rank("RANK", "3");
+  RankVars rank(Vars{{"RANK", "3"}, {"WORLD_SIZE", "4"}});
   Tracker tracker(dir.Join("mlruns"), Quiet());
   EXPECT_FALSE(tracker.enabled());
   track::Run run = tracker.StartRun();
@@ -161,6 +184,129 @@ TEST(TrackerTest, NonZeroRankIsANoOpUnlessOverridden) {
   every.log_on_every_rank = true;
   Tracker all(dir.Join("mlruns"), every);
   EXPECT_TRUE(all.enabled());
+}
+
+// srun and mpirun do not set RANK: the tracker reads the rank where lakerun::dist reads it.
+TEST(TrackerTest, OnlyRankZeroTracksUnderEveryLauncher) {
+  testing::TempDir dir;
+  const std::vector<std::map<std::string, std::string>> rank_one = {
+      {{"RANK", "1"}, {"WORLD_SIZE", "2"}},
+      {{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "0"}},
+      {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}},
+      {{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}},
+      {{"LAKERUN_LAUNCHER", "1"}, {"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}}};
+  for (const auto& vars : rank_one) {
+    RankVars env(vars);
+    EXPECT_FALSE(Tracker(dir.Join("mlruns"), Quiet()).enabled()) << vars.begin()->first;
+    std::map<std::string, std::string> zero = vars;
+    for (auto& [name, value] : zero) {
+      if (value == "1" && name != "LAKERUN_LAUNCHER") value = "0";
+    }
+    RankVars env0(zero);
+    EXPECT_TRUE(Tracker(dir.Join("mlruns"), Quiet()).enabled()) << vars.begin()->first;
+  }
+  {
+    // A Slurm batch script (no srun step) is one process, and RANK alone names no job: both track.
+    RankVars batch(Vars{{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "batch"}});
+    EXPECT_TRUE(Tracker(dir.Join("mlruns"), Quiet()).enabled());
+    RankVars alone(Vars{{"RANK", "1"}});
+    EXPECT_TRUE(Tracker(dir.Join("mlruns"), Quiet()).enabled());
+  }
+  RankVars bad(Vars{{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "2"}});
+  EXPECT_THROW_WITH(Tracker(dir.Join("mlruns"), Quiet()), ConfigError, "Open MPI", "OMPI_COMM_WORLD_RANK='x'");
+}
+
+// The environment `lakerun launch` gives rank `rank` of job `job` in attempt `attempt`.
+std::map<std::string, std::string> LaunchedRank(const std::string& job, int attempt, int rank = 0) {
+  return {{"LAKERUN_LAUNCHER", "1"}, {"RANK", std::to_string(rank)}, {"WORLD_SIZE", "2"},
+          {"LOCAL_RANK", std::to_string(rank)}, {"LOCAL_WORLD_SIZE", "2"},
+          {"LAKERUN_RESTART_COUNT", std::to_string(attempt)}, {"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt)},
+          {"LAKERUN_RUN_ID", job}};
+}
+
+TEST(TrackerTest, ARestartedJobContinuesItsRun) {
+  testing::TempDir dir;
+  std::string run_id;
+  {
+    RankVars env(LaunchedRank("job-a", 0));
+    Tracker tracker(dir.Join("mlruns"), Quiet());
+    track::Run run = tracker.StartRun();
+    run_id = run.run_id();
+    run.LogMetric("loss", 2.0, 0);
+    run.End(RunStatus::kKilled);  // what SIGTERM leaves; SIGKILL leaves RUNNING
+  }
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    RankVars env(LaunchedRank("job-a", attempt));
+    Tracker tracker(dir.Join("mlruns"), Quiet());
+    track::Run run = tracker.StartRun();
+    EXPECT_EQ(run.run_id(), run_id) << "attempt " << attempt;
+    EXPECT_EQ(tracker.store().GetRun(run_id).info.status, RunStatus::kRunning);
+    run.LogMetric("loss", 1.0 / attempt, attempt);
+    // A second top-level run of the same attempt is a run of its own.
+    track::Run other = tracker.StartRun();
+    EXPECT_NE(other.run_id(), run_id);
+    EXPECT_EQ(tracker.store().GetRun(other.run_id()).tags.count(kJobIdTag), 0u);
+  }
+  Tracker reader(dir.Join("mlruns"), Quiet());
+  const RunRecord record = reader.store().GetRun(run_id);
+  EXPECT_EQ(record.info.status, RunStatus::kFinished);
+  EXPECT_EQ(record.tags.at(kJobIdTag), "job-a");
+  EXPECT_EQ(record.tags.at(kRestartCountTag), "2");
+  EXPECT_EQ(reader.store().GetMetricHistory(run_id, "loss").size(), 3u);
+  EXPECT_EQ(reader.store().SearchRunsByTag(record.info.experiment_id, kJobIdTag, "job-a").size(), 1u);
+}
+
+TEST(TrackerTest, AJobRestartedBeforeItsRunStartedStartsOneAndOtherJobsKeepTheirs) {
+  testing::TempDir dir;
+  std::string job_a;
+  {
+    RankVars env(LaunchedRank("job-a", 0));
+    Tracker tracker(dir.Join("mlruns"), Quiet());
+    job_a = tracker.StartRun().run_id();
+  }
+  std::string job_b;
+  for (int attempt = 1; attempt <= 2; ++attempt) {  // job b's attempt 0 died before it started a run
+    RankVars env(LaunchedRank("job-b", attempt));
+    Tracker tracker(dir.Join("mlruns"), Quiet());
+    const std::string id = tracker.StartRun().run_id();
+    EXPECT_NE(id, job_a);
+    if (attempt == 1) job_b = id;
+    EXPECT_EQ(id, job_b);
+  }
+  Tracker reader(dir.Join("mlruns"), Quiet());
+  const RunRecord b = reader.store().GetRun(job_b);
+  EXPECT_EQ(b.tags.at(kJobIdTag), "job-b");
+  EXPECT_EQ(b.tags.at(kRestartCountTag), "2");
+  EXPECT_EQ(reader.store().GetRun(job_a).tags.at(kRestartCountTag), "0");
+  EXPECT_EQ(reader.store().SearchRuns({b.info.experiment_id}).size(), 2u);
+}
+
+TEST(TrackerTest, MlflowRunIdWinsOverTheJobsRunAndOtherRanksNeverTakeIt) {
+  testing::TempDir dir;
+  std::string job_run, chosen;
+  {
+    RankVars env(LaunchedRank("job-a", 0));
+    Tracker tracker(dir.Join("mlruns"), Quiet());
+    job_run = tracker.StartRun().run_id();
+    chosen = tracker.StartRun().run_id();
+  }
+  {
+    std::map<std::string, std::string> vars = LaunchedRank("job-a", 1);
+    vars["MLFLOW_RUN_ID"] = chosen;
+    RankVars env(vars);
+    TrackerOptions options = Quiet();
+    options.tracking_uri = dir.Join("mlruns");
+    EXPECT_EQ(Tracker::FromEnvironment(options).StartRun().run_id(), chosen);
+  }
+  {
+    RankVars env(LaunchedRank("job-a", 1, /*rank=*/1));
+    TrackerOptions every = Quiet();
+    every.log_on_every_rank = true;
+    Tracker tracker(dir.Join("mlruns"), every);
+    const std::string id = tracker.StartRun().run_id();
+    EXPECT_NE(id, job_run);
+    EXPECT_EQ(tracker.store().GetRun(id).tags.count(kJobIdTag), 0u);
+  }
 }
 
 TEST(TrackerTest, FromEnvironmentReadsUriExperimentAndAttachesToRunId) {

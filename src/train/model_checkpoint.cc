@@ -322,8 +322,8 @@ void ModelCheckpoint::UpdateBestAndSave(TrainerState& state, float current) {
 void ModelCheckpoint::SaveNoneMonitor(TrainerState& state) {
   const std::string filepath = InterpolatedPath(state, best_model_path_);
   const std::string previous = best_model_path_;
+  best_model_path_ = filepath;  // before the save, as Lightning: the checkpoint's own state names it
   SaveCheckpoint(state, filepath);
-  best_model_path_ = filepath;
   if (options_.save_top_k == 1 && !previous.empty() && ShouldRemove(state, previous, filepath)) {
     RemoveCheckpoint(state, previous);
   }
@@ -369,7 +369,7 @@ bool ModelCheckpoint::ShouldRemove(const TrainerState& state, const std::string&
                                    const std::string& current) const {
   if (previous == current) return false;
   const std::string prev = Normalize(previous);
-  if (!state.ckpt_path.empty() && prev == Normalize(state.ckpt_path)) return false;
+  if (!state.ckpt_path.empty() && !state.resumed_after_restart && prev == Normalize(state.ckpt_path)) return false;
   const std::string dir = Normalize(dirpath_);
   return prev.size() > dir.size() && prev.compare(0, dir.size(), dir) == 0 && (dir == "/" || prev[dir.size()] == '/');
 }

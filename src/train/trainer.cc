@@ -9,6 +9,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
+#include "lakerun/base/rank_environment.h"
 #include "lakerun/dist/init.h"
 #include "lakerun/track/report.h"
 #include "lakerun/track/torch_model.h"
@@ -53,6 +54,20 @@ void TagMonitor(track::Run& run, const std::vector<std::shared_ptr<Callback>>& c
   if (chosen == nullptr) return;
   run.SetTag(track::kMonitorTag, chosen->monitor());
   run.SetTag(track::kMonitorModeTag, ToString(chosen->mode()));
+}
+
+// The one line a restarted job's rank 0 writes about where its fit starts.
+void LogAutoResume(const RankEnvironment& place, const std::string& resumed, const std::vector<std::string>& dirs) {
+  const std::string attempt =
+      StrCat("Trainer: attempt ", place.restart_count, " of job ", place.job_id, " (restarted by lakerun launch)");
+  if (!resumed.empty()) {
+    LAKERUN_LOG(Info) << attempt << " resumes from " << resumed << ", the newest checkpoint that verifies";
+    return;
+  }
+  std::string where;
+  for (const std::string& dir : dirs) where += (where.empty() ? "" : ", ") + dir;
+  LAKERUN_LOG(Info) << attempt << " starts fresh: no checkpoint yet"
+                    << (dirs.empty() ? std::string(" (no ModelCheckpoint callback)") : " in " + where);
 }
 
 int64_t InferBatchSize(const Batch& batch) {
@@ -370,12 +385,21 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   im.batches_in_epoch = 0;
   im.total_batches = 0;
   im.loader_state.clear();
-  const std::optional<VerifiedCheckpoint> resume = im.ReadCkptPath(*this, ckpt_path, "Fit");
+  const bool rank0 = state_.Sync().rank() == 0;
+  // A job `lakerun launch` restarted resumes by itself (as ckpt_path="last"), unless the caller chose a checkpoint
+  // other than "last"; the checkpoints it resumes among are then the job's own (ClearBeyondTheResumePoint).
+  const RankEnvironment place = DetectRankEnvironment();
+  const bool auto_resume = (ckpt_path.empty() || ckpt_path == "last") && place.RestartedByLakerun();
+  const std::optional<VerifiedCheckpoint> resume =
+      auto_resume ? im.ReadNewest(*this) : im.ReadCkptPath(*this, ckpt_path, "Fit");
+  if (auto_resume && rank0) LogAutoResume(place, resume ? resume->path : "", Impl::CheckpointDirs(*this));
   const int64_t max_epochs =
       options_.fast_dev_run > 0 ? 1 : options_.max_epochs.value_or(options_.max_steps == -1 ? 1000 : -1);
   const int64_t max_steps = options_.fast_dev_run > 0 ? options_.fast_dev_run : options_.max_steps;
   if (resume) {
     im.LoadCheckpoint(*this, *resume, max_epochs);
+    state_.resumed_after_restart = auto_resume;
+    if (auto_resume) Impl::ClearBeyondTheResumePoint(*this);
   } else if (options_.scale_lr != dist::LrScaling::kNone) {
     // The rules are linear in the base lr, so one factor scales optimizers and schedulers alike.
     const double factor = dist::ScaleLearningRate(1.0, world_size, options_.scale_lr);
@@ -392,11 +416,14 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
     std::shared_ptr<torch::nn::Module> alias(&module, [](torch::nn::Module*) {});
     im.ddp = std::make_unique<dist::DistributedDataParallel>(*dist_context, alias);
   }
-  const bool rank0 = state_.Sync().rank() == 0;
   if (rank0 && options_.run != nullptr && options_.fast_dev_run == 0) {
     const auto hparams = module.Hyperparameters();
     if (!hparams.empty()) options_.run->LogParams(hparams);
     TagMonitor(*options_.run, callbacks_);
+    // Each attempt after a restart, at the step it starts from (the run also carries lakerun.restart_count).
+    if (place.RestartedByLakerun()) {
+      options_.run->LogMetric(kRestartCountMetric, place.restart_count, state_.global_step);
+    }
   }
   // Sharding, before the sources are asked for their length.
   im.ShardForRanks(options_, train, "train");

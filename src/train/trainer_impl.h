@@ -42,6 +42,13 @@ class Trainer::Impl {
   /// `caller` ("Fit", "Validate", "Test") names the call in errors.
   std::optional<VerifiedCheckpoint> ReadCkptPath(const Trainer& t, const std::string& ckpt_path,
                                                  const char* caller) const;
+  /// The directories of the ModelCheckpoint callbacks.
+  static std::vector<std::string> CheckpointDirs(const Trainer& t);
+  /// The newest checkpoint in those directories that verifies (ckpt_path="last"), or std::nullopt when there is none.
+  static std::optional<VerifiedCheckpoint> ReadNewest(const Trainer& t);
+  /// After a restarted job resumed from t.state().ckpt_path: rank 0 removes the checkpoint files the failed attempt
+  /// wrote beyond it (resume_choice.h) and the temporaries of its interrupted saves, between two barriers.
+  static void ClearBeyondTheResumePoint(Trainer& t);
   /// Loads only the weights of the checkpoint `ckpt_path` names (for Validate/Test); "" does nothing.
   void LoadWeightsFor(Trainer& t, Module& module, const std::string& ckpt_path, const char* caller) const;
   /// Under several ranks (and TrainerOptions::use_distributed_sampler), hands `source` this rank's place; rank 0

@@ -3,7 +3,8 @@
 //   lakerun::dist::Context& ctx = lakerun::dist::Init();          // reads the environment once
 //   if (ctx.rank() == 0) ...;  model->to(ctx.device());
 //
-// Init() detects the engine from the environment, in this order (docs/dist.md has every variable):
+// Init() detects the engine from the environment, in this order (docs/dist.md has every variable; the detection is
+// lakerun::DetectRankEnvironment, lakerun/base/rank_environment.h, shared with tracking):
 //   1. lakerun's launcher (LAKERUN_LAUNCHER=1)   2. torchrun / plain env (RANK + WORLD_SIZE)
 //   3. Open MPI (OMPI_COMM_WORLD_*)              4. MPICH / Intel MPI (PMI_RANK + PMI_SIZE)
 //   5. a Slurm job step (SLURM_PROCID with SLURM_STEP_ID, not the batch step)
@@ -21,12 +22,15 @@
 #include <string>
 #include <string_view>
 
+#include "lakerun/base/rank_environment.h"
+
 namespace lakerun::dist {
 
-/// Who started this process (decides where rank, world size and the rendezvous address come from).
-enum class Launcher { kNone, kLakerun, kTorchrun, kOpenMpi, kPmi, kSlurm };
+/// Who started this process (decides where rank, world size and the rendezvous address come from); detected by
+/// lakerun::DetectRankEnvironment (lakerun/base/rank_environment.h), which tracking uses too.
+using Launcher = ::lakerun::Launcher;
 /// "none", "lakerun", "torchrun", "openmpi", "pmi", "slurm".
-const char* LauncherName(Launcher launcher);
+using ::lakerun::LauncherName;
 
 /// The process group's backend: kAuto (NCCL when CUDA is available and compiled in, else Gloo), kGloo, kNccl; a
 /// job of one process has none (kNone). Spelled "auto", "gloo", "nccl", "none", as torch.distributed does.

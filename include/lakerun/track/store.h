@@ -97,6 +97,10 @@ class Store {
   virtual RunRecord GetRun(const std::string& run_id) = 0;
   /// Active runs of the given experiments, newest first.
   virtual std::vector<RunRecord> SearchRuns(const std::vector<std::string>& experiment_ids) = 0;
+  /// Active runs of `experiment_id` whose tag `key` has the value `value`, newest first (MLflow's filter
+  /// tags.`key` = 'value'). Reads only the matching runs in full.
+  virtual std::vector<RunRecord> SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                                 const std::string& value) = 0;
 
   /// Stores metrics (appended to their histories), params (immutable: a different value for an existing key is
   /// InvalidArgument naming the key and both values) and tags (overwritten). Any number of each: implementations

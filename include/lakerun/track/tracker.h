@@ -13,7 +13,16 @@
 // Environment (read by FromEnvironment; explicit options win):
 //   MLFLOW_TRACKING_URI     store URI (default ./mlruns)      MLFLOW_EXPERIMENT_NAME  experiment (default "Default")
 //   MLFLOW_RUN_ID           StartRun attaches to this run      MLFLOW_TRACKING_TOKEN / _USERNAME / _PASSWORD  auth
-//   RANK                    a value other than 0 makes the tracker a no-op (TrackerOptions::log_on_every_rank)
+//   RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, ...   a rank other than 0 makes the tracker a no-op
+//                           (TrackerOptions::log_on_every_rank), read as lakerun::dist reads it
+//                           (lakerun/base/rank_environment.h)
+//   LAKERUN_RUN_ID, LAKERUN_RESTART_COUNT   under `lakerun launch`: one run per job (below)
+//
+// One run per job: under `lakerun launch`, rank 0's first top-level run is tagged lakerun.job_id = LAKERUN_RUN_ID
+// and lakerun.restart_count = the attempt. When the launcher restarts the job (LAKERUN_RESTART_COUNT > 0), that
+// StartRun continues the job's run (found by its lakerun.job_id tag in the experiment; status back to RUNNING) instead
+// of creating another, and sets lakerun.restart_count to the new attempt. MLFLOW_RUN_ID and StartRunOptions::run_id
+// still win.
 //
 // Thread-safety: a Tracker may be shared; see run.h for Run.
 #pragma once
@@ -29,6 +38,10 @@
 
 namespace lakerun::track {
 
+/// Tags of the run of a `lakerun launch` job (above): the launcher's run id, and the attempt that last started it.
+inline constexpr const char* kJobIdTag = "lakerun.job_id";
+inline constexpr const char* kRestartCountTag = "lakerun.restart_count";
+
 /// What a log call does when the background queue is full.
 enum class QueueFullPolicy {
   kBlock,  ///< wait until the background thread makes room (back-pressure; nothing is lost)
@@ -43,7 +56,9 @@ struct TrackerOptions {
   QueueFullPolicy on_full = QueueFullPolicy::kBlock;
   /// Bound on Flush()/End()/the signal handler waiting for the background thread to store what is queued.
   std::chrono::milliseconds flush_timeout{120000};
-  /// By default only rank 0 (env RANK unset or "0") logs; other ranks get a no-op tracker.
+  /// By default only rank 0 logs (rank as lakerun::DetectRankEnvironment reads it: RANK with WORLD_SIZE,
+  /// SLURM_PROCID in an srun step, OMPI_COMM_WORLD_RANK, PMI_RANK; a single process is rank 0); other ranks get a
+  /// no-op tracker. With this set every rank logs, each to its own run (only rank 0's is the job's run).
   bool log_on_every_rank = false;
   /// Install SIGINT/SIGTERM/SIGHUP/SIGPIPE handling while a run is active: flush, mark KILLED, re-raise with the default action.
   bool handle_signals = true;
@@ -62,7 +77,8 @@ struct StartRunOptions {
   std::map<std::string, std::string> tags;
   /// Nested run: the parent's id goes to tag mlflow.parentRunId.
   std::string parent_run_id;
-  /// Attach to an existing run instead of creating one (FromEnvironment fills it from MLFLOW_RUN_ID).
+  /// Attach to an existing run instead of creating one (FromEnvironment fills it from MLFLOW_RUN_ID). Empty: a new
+  /// run, or, in a restarted `lakerun launch` job, the job's run (above).
   std::string run_id;
 };
 
@@ -70,7 +86,8 @@ class Tracker {
  public:
   /// Reads the environment (see above) into `options` where they leave a field empty.
   static Tracker FromEnvironment(TrackerOptions options = {});
-  /// A tracker for `uri` (file store path or http(s) server); the experiment comes from options.
+  /// A tracker for `uri` (file store path or http(s) server); the experiment comes from options. Throws ConfigError
+  /// naming the variable when the rank environment is malformed (RANK=one).
   explicit Tracker(const std::string& uri, TrackerOptions options = {});
   ~Tracker();
   Tracker(Tracker&&) noexcept;
@@ -91,6 +108,8 @@ class Tracker {
 
  private:
   Tracker() = default;
+  // The id of the run of this restarted job (its first, by lakerun.job_id), or "" when the job has none yet.
+  std::string FindJobRun();
   struct State;
   std::shared_ptr<State> state_;
 };

@@ -109,8 +109,13 @@ struct TrainerState {
   MetricMap callback_metrics;
   bool should_stop = false;
   std::string default_root_dir = ".";
-  /// The checkpoint this run resumed from ("" if none); never deleted by ModelCheckpoint.
+  /// The checkpoint this run resumed from ("" if none); never deleted by ModelCheckpoint, unless the fit resumed by
+  /// itself after a restart.
   std::string ckpt_path;
+  /// The fit resumed from the newest checkpoint because `lakerun launch` restarted the job (Trainer::Fit with
+  /// ckpt_path "" or "last"): the checkpoints it resumed among are the job's own, so ModelCheckpoint prunes ckpt_path
+  /// like any other file.
+  bool resumed_after_restart = false;
   /// Rank agreement; nullptr means a single process.
   RankSync* sync = nullptr;
   /// Where checkpoints go; nullptr means UriFileSystem() (local paths and object-store URIs).

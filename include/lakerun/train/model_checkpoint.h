@@ -18,7 +18,8 @@
 //   fitting or during the sanity check.
 // - Top-k: a score enters when fewer than k are kept or it beats the k-th (strict); all ranks must agree. NaN is
 //   stored as the worst value. The displaced k-th file is deleted (rank 0), never outside dirpath and never the
-//   checkpoint the run resumed from.
+//   checkpoint the run resumed from, unless the fit resumed by itself after a restart (TrainerState::
+//   resumed_after_restart: the directory is then the job's own).
 // - Writes are atomic (temp file, fsync, rename) and made by rank 0 only, then every rank waits at a barrier. Each
 //   file carries a digest that resume checks (docs/trainer.md, "Checkpoint integrity"); before writing, rank 0
 //   removes the temporaries (`*.ckpt.tmp.<pid>.<n>`) that crashed saves left in the directory and no live process

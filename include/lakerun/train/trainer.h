@@ -54,6 +54,9 @@ namespace lakerun::train {
 
 using OptimizerList = std::vector<std::shared_ptr<torch::optim::Optimizer>>;
 
+/// The metric a fit logs when `lakerun launch` restarted its job: the attempt, at the step the fit starts from.
+inline constexpr const char* kRestartCountMetric = "restart_count";
+
 /// What Module::ConfigureOptimizers() returns: the optimizers (it is a vector of them, so `return {sgd};` works)
 /// plus Lightning's lr scheduler configs (lr_scheduler.h), stepped by the Trainer (docs/trainer.md, "LR schedulers").
 struct Optimizers : OptimizerList {
@@ -187,6 +190,10 @@ class Trainer {
   ~Trainer();
 
   /// Fits; `ckpt_path` = "" (fresh), a path, "last" (newest last*.ckpt of the checkpoint callbacks) or "best".
+  /// In a job `lakerun launch` restarted (LAKERUN_RESTART_COUNT > 0), "" resumes as "last" does, or starts fresh
+  /// when there is no checkpoint yet; rank 0 logs which. With "" or "last" the files the failed attempt wrote beyond
+  /// that checkpoint are then removed, so the job writes them again without -v1 copies (docs/trainer.md,
+  /// "Restarts").
   void Fit(Module& module, BatchSource& train, BatchSource* val = nullptr, const std::string& ckpt_path = "");
   /// One validation / test pass; returns the epoch metrics. With `ckpt_path` (a path, "last" or "best", as for Fit)
   /// the module's weights are first loaded from that checkpoint, as Lightning's validate/test(ckpt_path=...) do;
