@@ -111,10 +111,13 @@ ObjectFileSystem::Target ObjectFileSystem::Resolve(const std::string& path) {
 
 std::unique_ptr<RandomAccessFile> ObjectFileSystem::OpenForRead(const std::string& path) {
   const Target t = Resolve(path);
-  const std::optional<ObjectInfo> info = t.store->Head(t.key);
+  // The size and the tail (a Parquet footer) in one request where the store allows it.
+  std::string tail;
+  const std::optional<ObjectInfo> info = t.store->HeadWithTail(t.key, options_.tail_bytes, &tail);
   LAKERUN_CHECK_AS(IoError, info.has_value(), "cannot open ", path, ": no such object");
   CountOpen();
-  return std::make_unique<ObjectReadFile>(path, *t.store, t.key, info->size, options_, *io_);
+  if (!tail.empty()) CountRead(tail.size());
+  return std::make_unique<ObjectReadFile>(path, *t.store, t.key, info->size, std::move(tail), options_, *io_);
 }
 
 std::unique_ptr<WritableFile> ObjectFileSystem::OpenForWrite(const std::string& path) {

@@ -40,9 +40,20 @@ std::vector<Group> Coalesce(std::vector<Range> ranges, size_t gap, size_t reques
 
 }  // namespace
 
-ObjectReadFile::ObjectReadFile(std::string uri, ObjectStore& store, std::string key, uint64_t size,
+ObjectReadFile::ObjectReadFile(std::string uri, ObjectStore& store, std::string key, uint64_t size, std::string tail,
                                const ObjectFileOptions& options, ThreadPool& io)
-    : RandomAccessFile(std::move(uri)), store_(store), key_(std::move(key)), size_(size), options_(options), io_(io) {}
+    : RandomAccessFile(std::move(uri)), store_(store), key_(std::move(key)), size_(size), options_(options), io_(io) {
+  if (tail.empty() || tail.size() > size_) return;
+  auto block = std::make_shared<Block>();
+  block->offset = size_ - tail.size();
+  block->bytes = std::move(tail);
+  block->tail = true;
+  std::promise<void> ready;
+  ready.set_value();
+  block->fetched = ready.get_future().share();
+  blocks_.push_back(std::move(block));
+  tail_fetched_ = true;
+}
 
 void ObjectReadFile::ReadAt(uint64_t offset, size_t n, void* out) const {
   if (offset > size_ || n > size_ - offset) {
@@ -79,15 +90,23 @@ void ObjectReadFile::ReadAt(uint64_t offset, size_t n, void* out) const {
 void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Range> missing;
+  const uint64_t tail_begin = size_ - std::min<uint64_t>(size_, options_.tail_bytes);
   for (const auto& [offset, n] : ranges) {
     if (offset > size_ || n > size_ - offset) continue;  // ReadAt reports it
-    if (FindBlock(offset, n) == nullptr) missing.push_back({offset, n});
+    if (FindBlock(offset, n) != nullptr) continue;
+    if (!tail_fetched_ && offset >= tail_begin) {  // the whole tail, as ReadAt would fetch it, but without waiting
+      tail_fetched_ = true;
+      missing.push_back({tail_begin, static_cast<size_t>(size_ - tail_begin)});
+      continue;
+    }
+    missing.push_back({offset, n});
   }
   for (const Group& g : Coalesce(std::move(missing), options_.coalesce_gap, options_.request_bytes)) {
     auto block = std::make_shared<Block>();
     block->offset = g.begin;
     block->bytes.resize(static_cast<size_t>(g.end - g.begin));
     block->wanted = g.wanted;
+    block->tail = g.end == size_ && g.begin <= tail_begin;  // kept: the footer is read more than once
     // The task holds the block and the store, not this file: a file closed before its GETs end is fine.
     ObjectStore* store = &store_;
     block->fetched = io_.Submit([store, key = key_, b = block] {

@@ -22,9 +22,10 @@ void CountOpen();
 
 class ObjectReadFile final : public RandomAccessFile {
  public:
-  /// `uri` names the object in messages; `io` runs WillRead's GETs and must outlive the file.
-  ObjectReadFile(std::string uri, ObjectStore& store, std::string key, uint64_t size, const ObjectFileOptions& options,
-                 ThreadPool& io);
+  /// `uri` names the object in messages; `io` runs WillRead's GETs and must outlive the file. `tail`: the object's
+  /// last bytes when they came with its size (ObjectStore::HeadWithTail), else empty (fetched on first need).
+  ObjectReadFile(std::string uri, ObjectStore& store, std::string key, uint64_t size, std::string tail,
+                 const ObjectFileOptions& options, ThreadPool& io);
 
   uint64_t Size() const override { return size_; }
   /// Served from a fetched-ahead block when one holds the range (waiting for it while its GET is in flight), else

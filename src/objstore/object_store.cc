@@ -1,5 +1,6 @@
 #include "objstore/object_store.h"
 
+#include <algorithm>
 #include <random>
 
 #include "lakerun/base/error.h"
@@ -20,6 +21,15 @@ std::string RandomHex() {
 }
 
 }  // namespace
+
+std::optional<ObjectInfo> ObjectStore::HeadWithTail(const std::string& key, size_t n, std::string* tail) {
+  std::optional<ObjectInfo> info = Head(key);
+  if (!info) return std::nullopt;
+  const uint64_t take = std::min<uint64_t>(n, info->size);
+  tail->resize(static_cast<size_t>(take));
+  if (take > 0) GetRange(key, info->size - take, tail->size(), tail->data());
+  return info;
+}
 
 ConditionalPut ObjectStore::ProbeConditionalPut() {
   std::lock_guard<std::mutex> lock(probe_mu_);

@@ -55,6 +55,10 @@ class ObjectStore {
   virtual void Delete(const std::string& key) = 0;
   /// Server-side copy of `from` to `to` in the same bucket.
   virtual void Copy(const std::string& from, const std::string& to) = 0;
+  /// Head, and the last `n` bytes of the object (all of it when smaller) into *tail, in as few requests as the store
+  /// allows: S3 answers a suffix range with the object's size, so one GET does both. The default is Head then
+  /// GetRange. std::nullopt (and *tail untouched) when there is no such object.
+  virtual std::optional<ObjectInfo> HeadWithTail(const std::string& key, size_t n, std::string* tail);
 
   /// Whether Put(if_absent) is honoured: probes once (writes a probe object twice under "_lakerun_probe/", then
   /// deletes it) and caches the answer. Thread-safe: concurrent callers wait for the one probe. A failed probe

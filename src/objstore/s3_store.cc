@@ -1,6 +1,7 @@
 #include "objstore/s3_store.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "lakerun/base/error.h"
 #include "objstore/crypto.h"
@@ -115,6 +116,36 @@ void S3Store::GetRange(const std::string& key, uint64_t offset, size_t n, char* 
   if (reply.status < 200 || reply.status >= 300) Fail(what, reply);
   LAKERUN_CHECK_AS(IoError, reply.sink_bytes == n, what, ": the store sent ", reply.sink_bytes, " of the ", n,
                    " bytes asked for", reply.status == 200 ? " (it ignored the Range header)" : "");
+}
+
+std::optional<ObjectInfo> S3Store::HeadWithTail(const std::string& key, size_t n, std::string* tail) {
+  if (n == 0 || !suffix_ranges_) return ObjectStore::HeadWithTail(key, n, tail);
+  HttpRequest request;
+  request.headers.push_back({"Range", StrCat("bytes=-", n)});
+  const std::string what = StrCat("GET ", config_.root_uri, "/", key, " (its last ", n, " bytes)");
+  HttpReply reply = Send(request, key, "", what);
+  if (reply.status == 404 && XmlText(reply.body, "Code") != "NoSuchBucket") return std::nullopt;
+  if (reply.status == 416) return ObjectStore::HeadWithTail(key, n, tail);  // an empty object has no last bytes
+  if (reply.status < 200 || reply.status >= 300) Fail(what, reply);
+  ObjectInfo info;
+  info.key = key;
+  info.mtime_ms = ParseTimestampMs(reply.Header("last-modified"));
+  info.etag = Quoted(reply.Header("etag"));
+  info.size = reply.body.size();  // 200: the whole object
+  if (reply.status == 206) {
+    // "bytes FIRST-LAST/SIZE" must describe the object's last bytes: a store that reads "bytes=-n" as "bytes=0-n"
+    // (s3rver does) answers with its first bytes instead, and is asked by explicit ranges from then on.
+    unsigned long long first = 0, last = 0, size = 0;
+    const bool parsed = std::sscanf(reply.Header("content-range").c_str(), "bytes %llu-%llu/%llu", &first, &last,
+                                    &size) == 3;
+    if (!parsed || last + 1 != size || last + 1 - first != reply.body.size() || reply.body.size() > n) {
+      suffix_ranges_ = false;
+      return ObjectStore::HeadWithTail(key, n, tail);
+    }
+    info.size = size;
+  }
+  *tail = std::move(reply.body);
+  return info;
 }
 
 bool S3Store::Put(const std::string& key, std::string_view data, bool if_absent) {

@@ -2,6 +2,7 @@
 // R2, s3rver), and Google Cloud Storage through its S3-compatible XML API (HMAC keys, or an OAuth token).
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,9 @@ class S3Store final : public ObjectStore {
   ObjectListing List(const std::string& prefix, bool delimited) override;
   void Delete(const std::string& key) override;
   void Copy(const std::string& from, const std::string& to) override;
+  /// One GET with a suffix range ("bytes=-n"); the size comes from its Content-Range. A store that gets suffix
+  /// ranges wrong is detected by that Content-Range and asked with HEAD and an explicit range from then on.
+  std::optional<ObjectInfo> HeadWithTail(const std::string& key, size_t n, std::string* tail) override;
 
  private:
   // Sends a signed request for `key` (and `query`, already encoded) and returns the reply, whatever its status.
@@ -48,6 +52,7 @@ class S3Store final : public ObjectStore {
   std::string base_url_;  // scheme://host[:port] (with the bucket in the host for virtual-host addressing)
   std::string host_;      // the Host header
   HttpConnectionPool pool_;
+  std::atomic<bool> suffix_ranges_{true};  // cleared when the store answers a suffix range with the wrong bytes
 };
 
 }  // namespace lakerun::objstore

@@ -54,6 +54,16 @@ TEST_F(S3StoreTest, ObjectsGoInAndComeOutByteForByte) {
   store.GetRange("t/part 0+é.parquet", 123456, middle.size(), middle.data());
   EXPECT_EQ(middle, bytes.substr(123456, 1000));
   EXPECT_FALSE(store.Head("t/missing").has_value());
+  // The size and the last bytes together (s3rver reads "bytes=-n" as "bytes=0-n": detected, then explicit ranges).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string tail;
+    const std::optional<ObjectInfo> with_tail = store.HeadWithTail("t/part 0+é.parquet", 1000, &tail);
+    ASSERT_TRUE(with_tail.has_value());
+    EXPECT_EQ(with_tail->size, bytes.size());
+    EXPECT_EQ(tail, bytes.substr(bytes.size() - 1000)) << attempt;
+  }
+  std::string none;
+  EXPECT_FALSE(store.HeadWithTail("t/missing", 1000, &none).has_value());
   // s3rver reads x-amz-copy-source with decodeURI, which leaves "%2B" encoded: copy a key without reserved characters.
   store.Put("t/plain é", bytes, false);
   store.Copy("t/plain é", "t/copy");

@@ -10,38 +10,14 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/scoped_env.h"
 #include "lakerun_testing/temp_dir.h"
 #include "track/system_tags.h"
 
 namespace lakerun::track {
 namespace {
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old) old_ = old;
-    had_ = old != nullptr;
-    if (value) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      ::setenv(name_, old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using lakerun::testing::ScopedEnv;
 
 TrackerOptions Quiet() {
   TrackerOptions options;

@@ -18,6 +18,7 @@
 #include "lakerun/train/lr_schedulers.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/scoped_env.h"
 #include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::train {
@@ -353,24 +354,11 @@ class LaunchedAttempt {
     const std::map<std::string, std::string> vars = {
         {"LAKERUN_LAUNCHER", "1"}, {"RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "1"},
         {"LAKERUN_RESTART_COUNT", std::to_string(attempt)}, {"LAKERUN_RUN_ID", "job-t"}};
-    for (const auto& [name, value] : vars) {
-      const char* old = std::getenv(name.c_str());
-      saved_.emplace_back(name, old == nullptr ? std::nullopt : std::optional<std::string>(old));
-      ::setenv(name.c_str(), value.c_str(), 1);
-    }
-  }
-  ~LaunchedAttempt() {
-    for (const auto& [name, old] : saved_) {
-      if (old) {
-        ::setenv(name.c_str(), old->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
+    for (const auto& [name, value] : vars) env_.Set(name, value);
   }
 
  private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  lakerun::testing::ScopedEnv env_;
 };
 
 // A checkpoint callback that fails the fit at the end of epoch `epoch`, after the callbacks before it saved: the

@@ -26,6 +26,7 @@
 #include "lakerun_testing/child_process.h"
 #include "lakerun_testing/emulators.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/scoped_env.h"
 #include "lakerun_testing/temp_dir.h"
 #include "objstore/azure_store.h"
 
@@ -33,36 +34,6 @@ namespace lakerun {
 namespace {
 
 using parquet::Value;
-
-// Sets environment variables for a test's lifetime and restores them after.
-class ScopedEnv {
- public:
-  ~ScopedEnv() {
-    for (const auto& [name, old] : saved_) {
-      if (old) {
-        ::setenv(name.c_str(), old->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-  void Set(const std::string& name, const std::string& value) {
-    Save(name);
-    ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  void Unset(const std::string& name) {
-    Save(name);
-    ::unsetenv(name.c_str());
-  }
-
- private:
-  void Save(const std::string& name) {
-    if (saved_.count(name)) return;
-    const char* old = std::getenv(name.c_str());
-    saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-  }
-  std::map<std::string, std::optional<std::string>> saved_;
-};
 
 // Stores are cached by bucket for the life of the process, so every emulator gets buckets no earlier test used.
 std::string FreshName(const std::string& stem) {
@@ -188,7 +159,7 @@ class S3TablesTest : public ::testing::Test {
 
   testing::TempDir temp_;
   std::string bucket_;
-  ScopedEnv env_;
+  testing::ScopedEnv env_;
   std::optional<testing::S3Emulator> emulator_;
 };
 
@@ -301,7 +272,7 @@ class AzureTablesTest : public ::testing::Test {
 
   testing::TempDir temp_;
   std::string container_;
-  ScopedEnv env_;
+  testing::ScopedEnv env_;
   std::optional<testing::AzureEmulator> emulator_;
 };
 

@@ -44,6 +44,7 @@ std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string
     LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: ", size, " bytes is shorter than the 12-byte minimum");
   }
   char head[4], tail[8];
+  f->file_->WillRead({{0, 4}, {size - 8, 8}});  // a remote file fetches both at once
   f->file_->ReadAt(0, 4, head);
   f->file_->ReadAt(size - 8, 8, tail);
   LAKERUN_CHECK_AS(NotImplemented, std::memcmp(tail + 4, "PARE", 4) != 0, path,
