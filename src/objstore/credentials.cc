@@ -153,10 +153,24 @@ std::optional<AwsCredentials> AwsEnvironmentCredentials() {
   return AwsCredentials{id, secret, Env("AWS_SESSION_TOKEN")};
 }
 
+// Profile keys that name credentials lakerun does not obtain itself (an STS call, a helper program, an SSO login).
+constexpr const char* kUnsupportedCredentialKeys[] = {"role_arn", "credential_process", "sso_session", "sso_start_url",
+                                                      "web_identity_token_file"};
+
 std::optional<AwsCredentials> AwsProfileCredentials(const AwsProfile& profile, std::string* source) {
   const IniValue* id = profile.Find("aws_access_key_id");
   const IniValue* secret = profile.Find("aws_secret_access_key");
-  if (id == nullptr && secret == nullptr) return std::nullopt;
+  if (id == nullptr && secret == nullptr) {
+    // Better a clear refusal than anonymous requests that fail later with "Access Denied".
+    for (const char* key : kUnsupportedCredentialKeys) {
+      const IniValue* found = profile.Find(key);
+      LAKERUN_CHECK_AS(NotImplemented, found == nullptr, "profile '", profile.name, "' in ", found->path,
+                       " gets its credentials through ", key, ", which lakerun does not support; export them first "
+                       "(`eval \"$(aws configure export-credentials --profile ", profile.name,
+                       " --format env)\"` sets AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN)");
+    }
+    return std::nullopt;
+  }
   const IniValue* present = id != nullptr ? id : secret;
   LAKERUN_CHECK_AS(ConfigError, id != nullptr && secret != nullptr, "profile '", profile.name, "' in ", present->path,
                    " has ", id != nullptr ? "aws_access_key_id" : "aws_secret_access_key", " but no ",

@@ -190,6 +190,26 @@ TEST_F(CredentialsTest, MissingExplicitProfileNamesProfileAndFiles) {
   EXPECT_THAT(ConfigErrorOf([] { LoadAwsSettings(); }), HasSubstr("'staging'"));
 }
 
+TEST_F(CredentialsTest, ProfilesThatAssumeRolesOrRunProgramsAreRefusedByName) {
+  const std::string config = WriteHomeFile(".aws/config",
+                                           "[profile role]\nrole_arn = arn:aws:iam::123:role/x\nsource_profile = dev\n"
+                                           "[profile helper]\ncredential_process = /bin/creds\n");
+  Set("AWS_PROFILE", "role");
+  try {
+    LoadAwsSettings();
+    FAIL() << "a role profile was taken for anonymous access";
+  } catch (const NotImplemented& e) {
+    EXPECT_THAT(e.what(), HasSubstr("profile 'role' in " + config + " gets its credentials through role_arn"));
+    EXPECT_THAT(e.what(), HasSubstr("aws configure export-credentials --profile role"));
+  }
+  Set("AWS_PROFILE", "helper");
+  EXPECT_THROW(LoadAwsSettings(), NotImplemented);
+  // Keys in the environment are used as they are.
+  Set("AWS_ACCESS_KEY_ID", "AKIAENVKEYID");
+  Set("AWS_SECRET_ACCESS_KEY", "envSecretKey/abc");
+  EXPECT_EQ(LoadAwsSettings().credentials_source, "environment");
+}
+
 TEST_F(CredentialsTest, MissingDefaultProfileIsAnonymous) {
   WriteHomeFile(".aws/credentials", "[other]\naws_access_key_id = AKIAFILEDEV\naws_secret_access_key = x\n");
   const AwsSettings settings = LoadAwsSettings();

@@ -217,6 +217,13 @@ TEST_F(S3TablesTest, TheTableCommandsTakeTheUri) {
   testing::Child inspect({LAKERUN_CLI, "table", "inspect", uri}, temp_.Join("inspect.log"));
   const testing::Exit inspected = inspect.Wait(std::chrono::seconds(60));
   EXPECT_EQ(inspected.status(), 0) << LocalFileSystem().ReadFile(temp_.Join("inspect.log"));
+  // An import straight into the bucket, then read back.
+  LocalFileSystem().WriteAtomically(temp_.Join("iris.csv"), "sepal,species\n5.1,setosa\n6.2,virginica\n");
+  const std::string imported = "s3://" + bucket_ + "/tables/iris";
+  testing::Child import({LAKERUN_CLI, "table", "import", "csv", temp_.Join("iris.csv"), imported},
+                        temp_.Join("import.log"));
+  ASSERT_EQ(import.Wait(std::chrono::seconds(60)).status(), 0) << LocalFileSystem().ReadFile(temp_.Join("import.log"));
+  EXPECT_EQ(data::OpenTable(imported)->num_rows(), 2u);
 }
 
 // The converter's cache keys a remote table by its Delta version: the second run reads local files, and from the
