@@ -94,6 +94,15 @@ std::string FileStore::ExperimentDir(const std::string& experiment_id) const {
   return JoinPath(root_, experiment_id);
 }
 
+std::string FileStore::FindExperimentDir(const std::string& experiment_id) {
+  ValidateExperimentId(experiment_id);
+  for (const std::string& parent : {root_, JoinPath(root_, ".trash")}) {
+    const std::string dir = JoinPath(parent, experiment_id);
+    if (fs_.Exists(JoinPath(dir, "meta.yaml"))) return dir;
+  }
+  return "";
+}
+
 std::optional<Experiment> FileStore::ReadExperiment(const std::string& dir) {
   const std::string meta_path = JoinPath(dir, "meta.yaml");
   if (!fs_.Exists(meta_path)) return std::nullopt;
@@ -144,7 +153,9 @@ std::optional<Experiment> FileStore::GetExperimentByName(const std::string& name
 }
 
 std::optional<Experiment> FileStore::GetExperiment(const std::string& experiment_id) {
-  return ReadExperiment(ExperimentDir(experiment_id));
+  const std::string dir = FindExperimentDir(experiment_id);
+  if (dir.empty()) return std::nullopt;
+  return ReadExperiment(dir);
 }
 
 std::string FileStore::CreateExperiment(const std::string& name) {
@@ -184,6 +195,7 @@ void FileStore::WriteRunInfo(const std::string& run_dir, const RunInfo& info) {
       {"tags", YamlValue::EmptyList()},
       {"user_id", YamlValue::String(info.user_id)},
   };
+  if (info.deleted_time_ms) fields.emplace("deleted_time", YamlValue::Int(*info.deleted_time_ms));
   fs_.WriteAtomically(JoinPath(run_dir, "meta.yaml"), EmitFlatYaml(fields));
 }
 
@@ -200,6 +212,9 @@ RunInfo FileStore::ReadRunInfo(const std::string& run_dir) {
   info.lifecycle_stage = ToString(yaml, "lifecycle_stage");
   info.start_time_ms = ToInt(yaml, "start_time", meta_path);
   if (yaml.count("end_time") && !yaml.at("end_time").is_null) info.end_time_ms = ToInt(yaml, "end_time", meta_path);
+  if (yaml.count("deleted_time") && !yaml.at("deleted_time").is_null) {
+    info.deleted_time_ms = ToInt(yaml, "deleted_time", meta_path);
+  }
   const int64_t status = ToInt(yaml, "status", meta_path);
   auto parsed = RunStatusFromInt(static_cast<int>(status));
   LAKERUN_CHECK_AS(CorruptDataError, parsed.has_value(), meta_path, ": unknown run status ", status,
@@ -217,10 +232,12 @@ std::string FileStore::RunDir(const std::string& run_id) {
     auto it = run_dirs_.find(run_id);
     if (it != run_dirs_.end()) return it->second;
   }
-  if (fs_.Exists(root_)) {
-    for (const auto& entry : fs_.List(root_)) {
+  // Active experiments, then deleted ones: MLflow moves a deleted experiment, with its runs, into .trash.
+  for (const std::string& parent : {root_, JoinPath(root_, ".trash")}) {
+    if (!fs_.Exists(parent)) continue;
+    for (const auto& entry : fs_.List(parent)) {
       if (!entry.is_directory || entry.name[0] == '.' || entry.name == "models") continue;
-      const std::string candidate = JoinPath(JoinPath(root_, entry.name), run_id);
+      const std::string candidate = JoinPath(JoinPath(parent, entry.name), run_id);
       if (fs_.Exists(JoinPath(candidate, "meta.yaml"))) {
         std::lock_guard<std::mutex> lock(mu_);
         run_dirs_[run_id] = candidate;

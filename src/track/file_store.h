@@ -58,7 +58,10 @@ class FileStore final : public Store {
  private:
   void EnsureRoot();
   std::string ExperimentDir(const std::string& experiment_id) const;
-  /// The directory of a run; InvalidArgument naming the id when no experiment holds it.
+  /// The directory of an experiment, active or deleted (under .trash); "" when there is none.
+  std::string FindExperimentDir(const std::string& experiment_id);
+  /// The directory of a run, in an active or a deleted experiment; InvalidArgument naming the id when no experiment
+  /// holds it.
   std::string RunDir(const std::string& run_id);
   std::optional<Experiment> ReadExperiment(const std::string& dir);
   RunInfo ReadRunInfo(const std::string& run_dir);

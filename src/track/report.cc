@@ -113,11 +113,29 @@ std::string FormatDuration(const RunInfo& info) {
   return buf;
 }
 
-std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories) {
+namespace {
+
+// The "deleted:" line of a run that is deleted, by itself or with its experiment; "" for an active one.
+std::string DeletedLine(const RunRecord& run, const std::optional<Experiment>& experiment) {
+  const bool experiment_deleted = experiment && experiment->lifecycle_stage == "deleted";
+  if (run.info.lifecycle_stage != "deleted" && !experiment_deleted) return "";
+  std::string line = "  deleted:    ";
+  line += run.info.deleted_time_ms ? FormatTimestamp(*run.info.deleted_time_ms) + " UTC" : std::string("yes");
+  if (experiment_deleted) line += " (with its experiment)";
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories,
+                             const std::optional<Experiment>& experiment) {
   std::string out;
   out += "Run " + run.info.run_id + " (" + (run.info.run_name.empty() ? "-" : run.info.run_name) + ")\n";
-  out += "  experiment: " + run.info.experiment_id + "\n";
+  out += "  experiment: " + (experiment && !experiment->name.empty()
+                                 ? experiment->name + " (" + run.info.experiment_id + ")"
+                                 : run.info.experiment_id) + "\n";
   out += "  status:     " + std::string(RunStatusName(run.info.status)) + "\n";
+  out += DeletedLine(run, experiment);
   out += "  user:       " + run.info.user_id + "\n";
   out += "  start:      " + FormatTimestamp(run.info.start_time_ms) + " UTC\n";
   out += "  duration:   " + FormatDuration(run.info) + "\n";

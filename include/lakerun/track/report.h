@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,11 @@ void SortRuns(std::vector<RunRecord>& runs, const std::string& key);
 /// Histories of a run's metrics by key, as Store::GetMetricHistory returns them.
 using MetricHistories = std::map<std::string, std::vector<Metric>>;
 
-/// Every param, tag, and metric (latest value, point count, min/max and a sparkline) of one run.
-std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories);
+/// Every param, tag, and metric (latest value, point count, min/max and a sparkline) of one run. A deleted run (its
+/// lifecycle_stage, or its experiment's, is "deleted") has a "deleted:" line with the time it was deleted. The
+/// experiment, when given, is named by its name as well as its id.
+std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories,
+                             const std::optional<Experiment>& experiment = std::nullopt);
 
 /// Params and metrics of several runs side by side; metric cells hold the latest value and a sparkline.
 std::string FormatRunsComparison(const std::vector<RunRecord>& runs, const std::vector<MetricHistories>& histories);
