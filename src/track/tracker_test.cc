@@ -1,14 +1,21 @@
 // Tracker and Run over a file store: asynchronous logging, flush guarantees, statuses, ranks, attaching, errors.
 #include "lakerun/track/tracker.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/report.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
 #include "track/system_tags.h"
@@ -382,6 +389,76 @@ TEST(TrackerTest, BlockPolicyLosesNothingWithATinyQueue) {
   run.End();
   EXPECT_EQ(run.dropped(), 0u);
   EXPECT_EQ(tracker.store().GetMetricHistory(run.run_id(), "m").size(), 20000u);
+}
+
+TEST(SystemTagsTest, ARecordedProcessIsAliveGoneOrUnknown) {
+  const ProcessIdentity self = CurrentProcessIdentity();
+  ASSERT_FALSE(self.host.empty());
+  ASSERT_EQ(self.pid, ::getpid());
+  ASSERT_EQ(std::count(self.start.begin(), self.start.end(), ':'), 2) << self.start;  // boot id, namespace, ticks
+  EXPECT_EQ(CheckRecordedProcess(self.host, self.pid, self.start).state, ProcessState::kAlive);
+  const size_t first = self.start.find(':');
+  const size_t last = self.start.rfind(':');
+  // The same pid, started at another time: the pid was given to another process since.
+  const ProcessCheck reused = CheckRecordedProcess(self.host, self.pid, self.start.substr(0, last + 1) + "1");
+  EXPECT_EQ(reused.state, ProcessState::kGone);
+  EXPECT_EQ(reused.detail, "the pid now belongs to another process");
+  const ProcessCheck rebooted =
+      CheckRecordedProcess(self.host, self.pid, "00000000-0000-0000-0000-000000000000" + self.start.substr(first));
+  EXPECT_EQ(rebooted.state, ProcessState::kGone);
+  EXPECT_EQ(rebooted.detail, "the host restarted since");
+  // Another host, another container's pid namespace, nothing to tell a reused pid by: unknown.
+  EXPECT_EQ(CheckRecordedProcess("elsewhere.example", self.pid, self.start).state, ProcessState::kUnknown);
+  const std::string other_namespace = self.start.substr(0, first) + ":1" + self.start.substr(last);
+  EXPECT_EQ(CheckRecordedProcess(self.host, self.pid, other_namespace).state, ProcessState::kUnknown);
+  EXPECT_EQ(CheckRecordedProcess(self.host, self.pid, "").state, ProcessState::kUnknown);
+  // A process that ended: first a zombie (not reaped yet), then reaped.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  const std::string some_start = self.start.substr(0, last + 1) + "1";
+  auto zombie = [&] {
+    const ProcessCheck check = CheckRecordedProcess(self.host, child, some_start);
+    return check.state == ProcessState::kGone && check.detail.empty();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!zombie() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(zombie());
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(CheckRecordedProcess(self.host, child, some_start).state, ProcessState::kGone);
+}
+
+TEST(TrackerTest, RunsRecordTheirProcessAndAreStaleOnceItIsGone) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  RunRecord record = tracker.store().GetRun(run.run_id());
+  const ProcessIdentity self = CurrentProcessIdentity();
+  EXPECT_EQ(record.tags.at(kHostTag), self.host);
+  EXPECT_EQ(record.tags.at(kPidTag), std::to_string(::getpid()));
+  EXPECT_EQ(record.tags.at(kProcessStartTag), self.start);
+  EXPECT_EQ(StaleReason(record), std::nullopt);
+  EXPECT_EQ(StatusText(record), "RUNNING");
+  // The same record as another process, with this pid, would have left it.
+  record.tags[kProcessStartTag] = self.start.substr(0, self.start.rfind(':') + 1) + "1";
+  const std::string pid = std::to_string(::getpid());
+  EXPECT_EQ(StatusText(record),
+            "RUNNING (stale: process " + pid + " on this host is gone (the pid now belongs to another process))");
+  record.info.status = RunStatus::kKilled;  // only a RUNNING run is stale
+  EXPECT_EQ(StatusText(record), "KILLED");
+  record.info.status = RunStatus::kRunning;
+  record.tags[kHostTag] = "elsewhere.example";  // a run on another host stays RUNNING
+  EXPECT_EQ(StatusText(record), "RUNNING");
+  run.End();
+  // Without record_process, no such tags.
+  TrackerOptions options = Quiet();
+  options.record_process = false;
+  Tracker quiet(dir.Join("mlruns"), options);
+  const RunRecord plain = quiet.store().GetRun(quiet.StartRun().run_id());
+  EXPECT_EQ(plain.tags.count(kPidTag), 0u);
 }
 
 TEST(SystemTagsTest, ReadsGitHeadWithoutGit) {

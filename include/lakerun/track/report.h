@@ -20,6 +20,15 @@ namespace lakerun::track {
 /// A one-line chart of `values` at most `width` cells wide (buckets averaged); NaN/inf points draw as ' '.
 std::string Sparkline(const std::vector<double>& values, size_t width = 32);
 
+/// Why a RUNNING run cannot be running any more, where this host can tell: the process its tags name (lakerun.host,
+/// lakerun.pid, lakerun.process_start: TrackerOptions::record_process) ran on this host and is gone, e.g. "process
+/// 1234 on this host is gone". nullopt for any other run: not RUNNING, logged on another host or in another
+/// container, without those tags, or still alive.
+std::optional<std::string> StaleReason(const RunRecord& run);
+/// The status as `lakerun runs` shows it: "FINISHED", "RUNNING", or "RUNNING (stale: process 1234 on this host is
+/// gone)".
+std::string StatusText(const RunRecord& run);
+
 /// A metric value for people: %.6g, "nan", "inf", "-inf".
 std::string FormatValue(double value);
 /// "2026-11-22 08:33:52" (UTC) from ms since the epoch.

@@ -41,6 +41,12 @@ namespace lakerun::track {
 /// Tags of the run of a `lakerun launch` job (above): the launcher's run id, and the attempt that last started it.
 inline constexpr const char* kJobIdTag = "lakerun.job_id";
 inline constexpr const char* kRestartCountTag = "lakerun.restart_count";
+/// Tags of the process logging a run, set when it starts or continues the run (TrackerOptions::record_process): its
+/// host name, its pid, and what tells it from a later process with the same pid ("<boot id>:<pid namespace>:<start
+/// time in clock ticks>"). `lakerun runs` shows a RUNNING run whose process ran on this host and is gone as stale.
+inline constexpr const char* kHostTag = "lakerun.host";
+inline constexpr const char* kPidTag = "lakerun.pid";
+inline constexpr const char* kProcessStartTag = "lakerun.process_start";
 
 /// What a log call does when the background queue is full.
 enum class QueueFullPolicy {
@@ -64,6 +70,8 @@ struct TrackerOptions {
   bool handle_signals = true;
   /// Add mlflow.user / mlflow.source.* / mlflow.source.git.commit tags to new runs.
   bool add_system_tags = true;
+  /// Tag new and continued runs with the process logging them (kHostTag, kPidTag, kProcessStartTag).
+  bool record_process = true;
   /// Overrides for system tags (tests): empty means detect.
   std::string user;
   std::string source_name;
