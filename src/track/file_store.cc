@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdlib>
+
+#include <nlohmann/json.hpp>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/mlmodel.h"
 #include "track/ids.h"
 #include "track/metric_line.h"
 #include "track/validation.h"
@@ -510,6 +514,30 @@ std::vector<ArtifactEntry> FileStore::ListArtifacts(const std::string& run_id, c
                    entry.is_directory ? 0 : static_cast<int64_t>(entry.size)});
   }
   return out;
+}
+
+void FileStore::RecordLoggedModel(const std::string& run_id, const std::string& model_json) {
+  const auto entry = nlohmann::json::parse(model_json, nullptr, /*allow_exceptions=*/false);
+  LAKERUN_CHECK(entry.is_object(), "run '", run_id, "': the logged model's entry is not a JSON object: ", model_json);
+  for (const char* field : {"run_id", "artifact_path", "utc_time_created", "flavors"}) {
+    LAKERUN_CHECK(entry.contains(field), "run '", run_id, "': the logged model's entry lacks '", field,
+                  "', which MLflow requires: ", model_json);
+  }
+  const std::string run_dir = RunDir(run_id);
+  LAKERUN_CHECK(ReadRunInfo(run_dir).lifecycle_stage == "active", "run '", run_id,
+                "' is deleted; models are recorded only on active runs");
+  const std::string path = JoinPath(JoinPath(run_dir, "tags"), kLogModelHistoryTag);
+  std::lock_guard<std::mutex> lock(history_mu_);
+  // The list is extended in place rather than parsed and written again: a history MLflow wrote keeps its bytes.
+  std::string history = fs_.Exists(path) ? fs_.ReadFile(path) : "[]";
+  const auto parsed = nlohmann::json::parse(history, nullptr, /*allow_exceptions=*/false);
+  LAKERUN_CHECK_AS(CorruptDataError, parsed.is_array(), path, ": tag ", kLogModelHistoryTag,
+                   " is not a JSON list, so the model logged to run '", run_id, "' cannot be added to it");
+  size_t close = history.find_last_of(']');
+  while (close > 0 && std::isspace(static_cast<unsigned char>(history[close - 1]))) --close;
+  history = parsed.empty() ? "[" + model_json + "]" : history.substr(0, close) + ", " + model_json + "]";
+  fs_.CreateDirs(DirName(path));
+  fs_.WriteAtomically(path, history);
 }
 
 }  // namespace lakerun::track

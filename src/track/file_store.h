@@ -47,6 +47,7 @@ class FileStore final : public Store {
   void LogArtifact(const std::string& run_id, const std::string& local_path,
                    const std::string& artifact_path) override;
   std::vector<ArtifactEntry> ListArtifacts(const std::string& run_id, const std::string& path) override;
+  void RecordLoggedModel(const std::string& run_id, const std::string& model_json) override;
 
   RegisteredModel GetOrCreateRegisteredModel(const std::string& name) override;
   ModelVersion CreateModelVersion(const std::string& name, const std::string& source,
@@ -85,6 +86,7 @@ class FileStore final : public Store {
   std::mutex mu_;
   bool root_ready_ = false;                          // guarded by mu_
   std::map<std::string, std::string> run_dirs_;      // run id -> run dir, guarded by mu_
+  std::mutex history_mu_;                            // one read-modify-write of a log-model history at a time
 };
 
 /// The local path a file-store URI names: "file:PATH", "file:///abs", "file://localhost/abs" or a bare path.

@@ -428,6 +428,16 @@ TEST_F(RestStoreTest, WritesArtifactsStraightToAnObjectStoreRoot) {
   for (const auto& r : server_.requests_to("")) EXPECT_NE(r.method, "PUT") << r.path;  // nothing via the server
 }
 
+TEST_F(RestStoreTest, RecordsALoggedModelWithRunsLogModel) {
+  const std::string entry = R"({"run_id": "abc", "artifact_path": "model", "utc_time_created": "t", "flavors": {}})";
+  Store()->RecordLoggedModel("abc", entry);
+  const auto calls = server_.requests_to("/runs/log-model");
+  ASSERT_EQ(calls.size(), 1u);
+  const json body = json::parse(calls[0].body);
+  EXPECT_EQ(body["run_id"], "abc");
+  EXPECT_EQ(body["model_json"], entry);  // a string: the server parses it and appends it to the run's history
+}
+
 TEST_F(RestStoreTest, PagesSearchAndReadsNonFiniteValues) {
   server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
     const json body = json::parse(r.body);
