@@ -126,7 +126,8 @@ std::string FormatTimestamp(int64_t ms) {
 }
 
 std::string FormatDuration(const RunInfo& info) {
-  if (!info.end_time_ms) return "running";
+  // A continued run (MLFLOW_RUN_ID, a restarted job) keeps the end time of its earlier end until it ends again.
+  if (!info.end_time_ms || info.status == RunStatus::kRunning) return "running";
   const int64_t ms = std::max<int64_t>(0, *info.end_time_ms - info.start_time_ms);
   char buf[32];
   if (ms < 60000) {

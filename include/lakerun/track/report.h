@@ -33,7 +33,7 @@ std::string StatusText(const RunRecord& run);
 std::string FormatValue(double value);
 /// "2026-11-22 08:33:52" (UTC) from ms since the epoch.
 std::string FormatTimestamp(int64_t ms);
-/// "1h 02m", "3m 05s", "4.2s"; "running" when the run has no end time.
+/// "1h 02m", "3m 05s", "4.2s"; "running" when the run is RUNNING or has no end time.
 std::string FormatDuration(const RunInfo& info);
 
 /// The tags a lakerun::train::Trainer sets on its run: the metric its checkpoint callback (else its early stopping)
