@@ -6,7 +6,9 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/base/rank_environment.h"
+#include "track/file_store.h"
 #include "track/ids.h"
+#include "track/open_run_file.h"
 #include "track/run_state.h"
 #include "track/system_tags.h"
 #include "track/validation.h"
@@ -161,7 +163,14 @@ Run Tracker::StartRun(StartRunOptions options) {
   }
   auto state = std::make_shared<Run::State>(state_->store, info, topts, state_->clock_ms);
   state->params = std::move(existing_params);
+  state->announcement = AnnounceOpenRun(info.run_id, StoreLocation(), place.rank);
   return Run(std::move(state));
+}
+
+std::string Tracker::StoreLocation() const {
+  // A file store by its absolute path: the process may change its working directory, the launcher has its own.
+  const auto* file_store = dynamic_cast<const FileStore*>(state_->store.get());
+  return file_store != nullptr ? "file://" + file_store->root() : state_->store->uri();
 }
 
 std::string Tracker::FindJobRun() {

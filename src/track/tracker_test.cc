@@ -1,6 +1,7 @@
 // Tracker and Run over a file store: asynchronous logging, flush guarantees, statuses, ranks, attaching, errors.
 #include "lakerun/track/tracker.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/open_runs.h"
 #include "lakerun/track/report.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
@@ -459,6 +461,92 @@ TEST(TrackerTest, RunsRecordTheirProcessAndAreStaleOnceItIsGone) {
   Tracker quiet(dir.Join("mlruns"), options);
   const RunRecord plain = quiet.store().GetRun(quiet.StartRun().run_id());
   EXPECT_EQ(plain.tags.count(kPidTag), 0u);
+}
+
+// A pid that no process has now: a child's, once reaped.
+pid_t PidOfAnEndedProcess() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(OpenRunsTest, ARunIsAnnouncedWhileOpenAndWithdrawnWhenItEnds) {
+  testing::TempDir dir;
+  OpenRunsDir open_runs;
+  ScopedEnv env(kRunInfoDirVariable, open_runs.path().c_str());
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  track::Run nested = tracker.StartNestedRun(run);
+  std::vector<OpenRunFile> open = ListOpenRuns(open_runs.path());
+  ASSERT_EQ(open.size(), 2u);
+  const OpenRunFile& announced = open[0].run_id == run.run_id() ? open[0] : open[1];
+  EXPECT_EQ(announced.run_id, run.run_id());
+  EXPECT_EQ(announced.tracking_uri, "file://" + dir.Join("mlruns"));  // absolute: the launcher has its own directory
+  EXPECT_EQ(announced.rank, 0);
+  EXPECT_EQ(announced.pid, ::getpid());
+  EXPECT_EQ(announced.process_start, CurrentProcessIdentity().start);
+  // Its process is alive: the launcher's side leaves the runs alone.
+  EXPECT_TRUE(open_runs.EndRunsLeftOpen([](int) { return RunStatus::kKilled; }).empty());
+  EXPECT_EQ(tracker.store().GetRun(run.run_id()).info.status, RunStatus::kRunning);
+  nested.End();
+  run.End(RunStatus::kFailed);
+  EXPECT_TRUE(ListOpenRuns(open_runs.path()).empty());
+}
+
+TEST(OpenRunsTest, TheLauncherEndsTheRunsOfADeadProcessAtTheirLastPoint) {
+  testing::TempDir dir;
+  const std::string root = dir.Join("mlruns");
+  auto store = OpenStore(root);
+  const std::string experiment = store->CreateExperiment("exp");
+  CreateRunRequest request;
+  request.experiment_id = experiment;
+  request.start_time_ms = 100;
+  const RunInfo left = store->CreateRun(request);
+  const RunInfo ended = store->CreateRun(request);
+  const RunInfo metricless = store->CreateRun(request);
+  // A restarted attempt logged step 2 after step 5: the last point is not the latest by step.
+  store->LogBatch(left.run_id, {{"loss", 0.5, 300, 5}, {"loss", 0.7, 400, 2}}, {}, {});
+  store->UpdateRun(ended.run_id, RunStatus::kFinished, 250);
+  // What a SIGKILLed rank 0 leaves behind: its announcements, its process gone.
+  OpenRunsDir open_runs;
+  const ProcessIdentity self = CurrentProcessIdentity();
+  const pid_t dead = PidOfAnEndedProcess();
+  for (const RunInfo* run : {&left, &ended, &metricless}) {
+    LocalFileSystem().WriteAtomically(open_runs.path() + "/" + run->run_id + "." + std::to_string(dead) + ".run",
+                                      "run_id=" + run->run_id + "\ntracking_uri=file://" + root + "\nrank=0\nhost=" +
+                                          self.host + "\npid=" + std::to_string(dead) + "\nprocess_start=" +
+                                          self.start.substr(0, self.start.rfind(':') + 1) + "1\n");
+  }
+  LocalFileSystem().WriteAtomically(open_runs.path() + "/garbage.run", "not an announcement\n");
+  std::vector<int> asked;
+  const auto lines = open_runs.EndRunsLeftOpen([&](int rank) {
+    asked.push_back(rank);
+    return RunStatus::kKilled;
+  });
+  ASSERT_EQ(lines.size(), 2u);  // the run that had ended is left as it was
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("rank 0 (pid " + std::to_string(dead) + ") ended without ending its run"));
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("; marked it KILLED"));
+  const RunRecord record = store->GetRun(left.run_id);
+  EXPECT_EQ(record.info.status, RunStatus::kKilled);
+  EXPECT_EQ(record.info.end_time_ms, 400);
+  EXPECT_EQ(store->GetRun(ended.run_id).info.status, RunStatus::kFinished);
+  EXPECT_EQ(store->GetRun(ended.run_id).info.end_time_ms, 250);
+  EXPECT_EQ(store->GetRun(metricless.run_id).info.status, RunStatus::kKilled);
+  EXPECT_GE(*store->GetRun(metricless.run_id).info.end_time_ms, 100);  // now
+  EXPECT_EQ(asked, std::vector<int>(3, 0));
+  EXPECT_EQ(LocalFileSystem().List(open_runs.path()).size(), 1u);  // only the garbage is left
+}
+
+TEST(OpenRunsTest, AProcessEndedBySignalOrExitCodeGivesItsRunsAStatus) {
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGKILL), RunStatus::kKilled);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGTERM), RunStatus::kKilled);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGINT), RunStatus::kKilled);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGSEGV), RunStatus::kFailed);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGABRT), RunStatus::kFailed);
+  EXPECT_EQ(StatusAfterProcessEnd(3, 0), RunStatus::kFailed);
+  EXPECT_EQ(StatusAfterProcessEnd(0, 0), RunStatus::kFinished);
 }
 
 TEST(SystemTagsTest, ReadsGitHeadWithoutGit) {

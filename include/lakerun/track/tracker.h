@@ -118,6 +118,8 @@ class Tracker {
   Tracker() = default;
   // The id of the run of this restarted job (its first, by lakerun.job_id), or "" when the job has none yet.
   std::string FindJobRun();
+  // The store's URI as another process may open it (lakerun/track/open_runs.h).
+  std::string StoreLocation() const;
   struct State;
   std::shared_ptr<State> state_;
 };
