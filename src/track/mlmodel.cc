@@ -173,8 +173,8 @@ std::string FormatMLmodel(const MLmodelSpec& unresolved) {
 
 std::string FormatLogModelHistoryEntry(const MLmodelSpec& spec) {
   LAKERUN_CHECK(!spec.model_uuid.empty() && !spec.utc_time_created.empty(),
-                "FormatLogModelHistoryEntry: the spec's model_uuid and utc_time_created must be set (ResolveMLmodelSpec)"
-                ", so that the history names the model its MLmodel describes");
+                "FormatLogModelHistoryEntry: the spec's model_uuid and utc_time_created must be set ",
+                "(ResolveMLmodelSpec), so that the history names the model its MLmodel describes");
   // Model.get_tags_dict(): these keys in the order Model.__init__ sets them, then the flavors without "config".
   Node entry = Map({});
   if (!spec.run_id.empty()) entry.children.emplace_back("run_id", Str(spec.run_id));

@@ -17,6 +17,8 @@
 //                           (TrackerOptions::log_on_every_rank), read as lakerun::dist reads it
 //                           (lakerun/base/rank_environment.h)
 //   LAKERUN_RUN_ID, LAKERUN_RESTART_COUNT   under `lakerun launch`: one run per job (below)
+//   LAKERUN_RUN_INFO_DIR    under the `lakerun launch` command: every run is announced there while open, so that
+//                           the command ends a run its process died without ending (open_runs.h)
 //
 // One run per job: under `lakerun launch`, rank 0's first top-level run is tagged lakerun.job_id = LAKERUN_RUN_ID
 // and lakerun.restart_count = the attempt. When the launcher restarts the job (LAKERUN_RESTART_COUNT > 0), that
