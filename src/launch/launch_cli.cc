@@ -74,7 +74,9 @@ void CheckOneNode(const std::string& nnodes) {
 
 }  // namespace
 
-int RunLaunchCommand(int argc, char** argv) {
+int RunLaunchCommand(int argc, char** argv) { return RunLaunchCommandWith(argc, argv, {}); }
+
+int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchOptions&)>& customize) {
   const auto started = std::chrono::steady_clock::now();
   // Everything after the first "--" is the rank command, untouched by flag parsing.
   int split = argc;
@@ -147,6 +149,7 @@ int RunLaunchCommand(int argc, char** argv) {
   options.start_method = start_method == "fork" ? StartMethod::kFork : StartMethod::kExec;
   options.grace_period = FromSeconds(grace_seconds, "--grace-period");
   options.timeout = FromSeconds(timeout_seconds, "--timeout");
+  if (customize) customize(options);
   return Launch(options).exit_code;
 }
 

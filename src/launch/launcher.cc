@@ -72,6 +72,7 @@ struct RankProcess {
   // Fork start: false until the rank reports that it is our child (re-parented), in its own process group.
   bool ready = true;
   int status = 0;
+  std::optional<RankExit> exit;  // once reaped
 };
 
 enum class AttemptEnd { kSuccess, kFailure, kInterrupted, kTimedOut };
@@ -80,6 +81,7 @@ struct AttemptOutcome {
   AttemptEnd end = AttemptEnd::kSuccess;
   RankExit failure;
   int signal = 0;
+  std::vector<std::optional<RankExit>> exits;  // AttemptReport::exits
 };
 
 std::string Plural(int n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
@@ -325,6 +327,11 @@ class Attempt {
       const pid_t r = ::waitpid(template_->process().pid, &status, WNOHANG);
       if (r != template_->process().pid) return;
       template_running_ = false;
+      RankExit exit;
+      exit.rank = 0;
+      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+      template_exit_ = exit;
       // What it said before exiting is already queued on the socket, but its exit may be seen first: read it all.
       while (template_socket_open_) {
         const internal::ForkTemplate::Event event = template_->Read();
@@ -335,10 +342,6 @@ class Attempt {
         LAKERUN_THROW(ConfigError, "launch --start-method fork: ", template_failure_);
       }
       if (forked_ == static_cast<int>(ranks_.size()) || stopping) return;
-      RankExit exit;
-      exit.rank = 0;
-      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
       if (exit.signal == 0 && exit.exit_code == 0) {
         LAKERUN_THROW(ConfigError, "launch --start-method fork: ", options_.command.front(), " exited with code 0 ",
                       "without reaching its fork point (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or ",
@@ -374,6 +377,7 @@ class Attempt {
       exit.rank = p.rank;
       if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+      p.exit = exit;
       const bool failed = exit.signal != 0 || exit.exit_code != 0;
       if (failed && !stopping) {
         outcome.end = AttemptEnd::kFailure;
@@ -518,6 +522,9 @@ class Attempt {
         }
       }
     }
+    for (const auto& p : ranks_) outcome.exits.push_back(p.exit);
+    // Fork start: a template that died before forking rank 0 was rank 0 (its environment, and any run it started).
+    if (!outcome.exits.empty() && !outcome.exits[0] && ranks_[0].child.pid <= 0) outcome.exits[0] = template_exit_;
     return outcome;
   }
 
@@ -539,7 +546,22 @@ class Attempt {
   bool template_socket_open_ = true;
   int forked_ = 0;
   std::string template_failure_;
+  std::optional<RankExit> template_exit_;  // once reaped, as rank 0
 };
+
+// LaunchOptions::after_attempt, whose failure is a warning: the job's outcome is the ranks'.
+void AfterAttempt(const LaunchOptions& options, int attempt, const std::vector<std::optional<RankExit>>& exits,
+                  internal::OutputRouter& router) {
+  if (!options.after_attempt) return;
+  AttemptReport report;
+  report.attempt = attempt;
+  report.exits = exits;
+  try {
+    for (const std::string& line : options.after_attempt(report)) router.Note(line);
+  } catch (const std::exception& e) {
+    router.Note("warning: after attempt " + std::to_string(attempt) + ": " + e.what());
+  }
+}
 
 int64_t RealtimeNs() {
   timespec ts;
@@ -652,6 +674,7 @@ LaunchResult Launch(const LaunchOptions& options) {
       router.Note(line);
     }
     const AttemptOutcome outcome = run.Supervise();
+    AfterAttempt(options, attempt, outcome.exits, router);
     result.restarts = attempt;
     switch (outcome.end) {
       case AttemptEnd::kSuccess:

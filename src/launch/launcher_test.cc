@@ -6,6 +6,8 @@
 
 #include <termios.h>
 
+#include <stdexcept>
+
 #include "lakerun/base/error.h"
 #include "lakerun/launch/command.h"
 #include "lakerun_testing/child_process.h"
@@ -189,6 +191,38 @@ TEST_F(LauncherTest, MaxRestartsRestartsAllRanksAfterAFailure) {
   EXPECT_THAT(f.out, HasSubstr("[rank1] TORCHELASTIC_MAX_RESTARTS=2\n"));
   EXPECT_TRUE(Exists(PidFile(0, 1)));
   EXPECT_FALSE(Exists(PidFile(0, 2)));
+}
+
+// after_attempt hears how every rank of each attempt ended, before the restart and before Launch returns; the lines
+// it returns are the launcher's notes, and an exception it throws only a warning.
+TEST_F(LauncherTest, AfterAttemptHearsHowEachRankEndedBeforeTheRestart) {
+  auto options = Options(2, {"--fail-rank", "0", "--fail-attempt", "0", "--fail-how", "kill9", "--sleep", "0.3"});
+  options.max_restarts = 1;
+  std::vector<lakerun::launch::AttemptReport> reports;
+  options.after_attempt = [&](const lakerun::launch::AttemptReport& report) {
+    reports.push_back(report);
+    if (report.attempt == 1) throw std::runtime_error("tracking server unreachable");
+    return std::vector<std::string>{"attempt " + std::to_string(report.attempt) + " ended"};
+  };
+  Finished f = RunInProcess(options);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].attempt, 0);
+  ASSERT_EQ(reports[0].exits.size(), 2u);
+  ASSERT_TRUE(reports[0].exits[0].has_value());
+  EXPECT_EQ(reports[0].exits[0]->rank, 0);
+  EXPECT_EQ(reports[0].exits[0]->signal, SIGKILL);
+  EXPECT_TRUE(reports[0].exits[1].has_value());  // stopped with SIGTERM, or done sleeping
+  for (const auto& exit : reports[1].exits) {
+    ASSERT_TRUE(exit.has_value());
+    EXPECT_EQ(exit->signal, 0);
+    EXPECT_EQ(exit->exit_code, 0);
+  }
+  // The note comes before the restart it precedes.
+  const size_t note = f.err.find("[lakerun] attempt 0 ended\n");
+  ASSERT_NE(note, std::string::npos) << f.err;
+  EXPECT_LT(note, f.err.find("restarting all 2 ranks"));
+  EXPECT_THAT(f.err, HasSubstr("[lakerun] warning: after attempt 1: tracking server unreachable\n"));
 }
 
 TEST_F(LauncherTest, RestartsRunOutAndTheLastFailureIsReported) {

@@ -47,6 +47,7 @@ class FileStore final : public Store {
   void LogArtifact(const std::string& run_id, const std::string& local_path,
                    const std::string& artifact_path) override;
   std::vector<ArtifactEntry> ListArtifacts(const std::string& run_id, const std::string& path) override;
+  void RecordLoggedModel(const std::string& run_id, const std::string& model_json) override;
 
   RegisteredModel GetOrCreateRegisteredModel(const std::string& name) override;
   ModelVersion CreateModelVersion(const std::string& name, const std::string& source,
@@ -58,7 +59,10 @@ class FileStore final : public Store {
  private:
   void EnsureRoot();
   std::string ExperimentDir(const std::string& experiment_id) const;
-  /// The directory of a run; InvalidArgument naming the id when no experiment holds it.
+  /// The directory of an experiment, active or deleted (under .trash); "" when there is none.
+  std::string FindExperimentDir(const std::string& experiment_id);
+  /// The directory of a run, in an active or a deleted experiment; InvalidArgument naming the id when no experiment
+  /// holds it.
   std::string RunDir(const std::string& run_id);
   std::optional<Experiment> ReadExperiment(const std::string& dir);
   RunInfo ReadRunInfo(const std::string& run_dir);
@@ -82,6 +86,7 @@ class FileStore final : public Store {
   std::mutex mu_;
   bool root_ready_ = false;                          // guarded by mu_
   std::map<std::string, std::string> run_dirs_;      // run id -> run dir, guarded by mu_
+  std::mutex history_mu_;                            // one read-modify-write of a log-model history at a time
 };
 
 /// The local path a file-store URI names: "file:PATH", "file:///abs", "file://localhost/abs" or a bare path.

@@ -6,6 +6,8 @@
 #include <ctime>
 
 #include "lakerun/base/error.h"
+#include "lakerun/track/tracker.h"
+#include "track/system_tags.h"
 #include "track/text_table.h"
 
 namespace lakerun::track {
@@ -80,6 +82,32 @@ std::string Sparkline(const std::vector<double>& values, size_t width) {
   return out;
 }
 
+std::optional<std::string> StaleReason(const RunRecord& run) {
+  if (run.info.status != RunStatus::kRunning) return std::nullopt;
+  const auto host = run.tags.find(kHostTag);
+  const auto pid = run.tags.find(kPidTag);
+  if (host == run.tags.end() || pid == run.tags.end()) return std::nullopt;
+  int64_t pid_number = 0;
+  try {
+    pid_number = std::stoll(pid->second);
+  } catch (const std::exception&) {
+    return std::nullopt;  // not lakerun's tag
+  }
+  const auto start = run.tags.find(kProcessStartTag);
+  const ProcessCheck check =
+      CheckRecordedProcess(host->second, pid_number, start == run.tags.end() ? "" : start->second);
+  if (check.state != ProcessState::kGone) return std::nullopt;
+  std::string reason = "process " + pid->second + " on this host is gone";
+  if (!check.detail.empty()) reason += " (" + check.detail + ")";
+  return reason;
+}
+
+std::string StatusText(const RunRecord& run) {
+  std::string text(RunStatusName(run.info.status));
+  if (auto stale = StaleReason(run)) text += " (stale: " + *stale + ")";
+  return text;
+}
+
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
@@ -98,7 +126,8 @@ std::string FormatTimestamp(int64_t ms) {
 }
 
 std::string FormatDuration(const RunInfo& info) {
-  if (!info.end_time_ms) return "running";
+  // A continued run (MLFLOW_RUN_ID, a restarted job) keeps the end time of its earlier end until it ends again.
+  if (!info.end_time_ms || info.status == RunStatus::kRunning) return "running";
   const int64_t ms = std::max<int64_t>(0, *info.end_time_ms - info.start_time_ms);
   char buf[32];
   if (ms < 60000) {
@@ -113,11 +142,29 @@ std::string FormatDuration(const RunInfo& info) {
   return buf;
 }
 
-std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories) {
+namespace {
+
+// The "deleted:" line of a run that is deleted, by itself or with its experiment; "" for an active one.
+std::string DeletedLine(const RunRecord& run, const std::optional<Experiment>& experiment) {
+  const bool experiment_deleted = experiment && experiment->lifecycle_stage == "deleted";
+  if (run.info.lifecycle_stage != "deleted" && !experiment_deleted) return "";
+  std::string line = "  deleted:    ";
+  line += run.info.deleted_time_ms ? FormatTimestamp(*run.info.deleted_time_ms) + " UTC" : std::string("yes");
+  if (experiment_deleted) line += " (with its experiment)";
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories,
+                             const std::optional<Experiment>& experiment) {
   std::string out;
   out += "Run " + run.info.run_id + " (" + (run.info.run_name.empty() ? "-" : run.info.run_name) + ")\n";
-  out += "  experiment: " + run.info.experiment_id + "\n";
-  out += "  status:     " + std::string(RunStatusName(run.info.status)) + "\n";
+  out += "  experiment: " + (experiment && !experiment->name.empty()
+                                 ? experiment->name + " (" + run.info.experiment_id + ")"
+                                 : run.info.experiment_id) + "\n";
+  out += "  status:     " + StatusText(run) + "\n";
+  out += DeletedLine(run, experiment);
   out += "  user:       " + run.info.user_id + "\n";
   out += "  start:      " + FormatTimestamp(run.info.start_time_ms) + " UTC\n";
   out += "  duration:   " + FormatDuration(run.info) + "\n";
@@ -156,7 +203,7 @@ std::string FormatRunsComparison(const std::vector<RunRecord>& runs, const std::
   std::vector<std::string> status = {"status"};
   for (const auto& run : runs) {
     ids.push_back(run.info.run_id.substr(0, 8));
-    status.push_back(std::string(RunStatusName(run.info.status)));
+    status.push_back(StatusText(run));
   }
   rows.push_back(ids);
   rows.push_back(status);
@@ -222,7 +269,7 @@ RunRecord FindRun(Store& store, const std::string& id_or_name) {
   std::vector<std::vector<std::string>> rows = {{"  RUN ID", "RUN NAME", "EXPERIMENT", "STATUS", "START (UTC)"}};
   for (const RunRecord& run : matches) {
     rows.push_back({"  " + run.info.run_id, run.info.run_name.empty() ? "-" : run.info.run_name,
-                    run.info.experiment_id, std::string(RunStatusName(run.info.status)),
+                    run.info.experiment_id, StatusText(run),
                     FormatTimestamp(run.info.start_time_ms)});
   }
   LAKERUN_THROW(InvalidArgument, "'", id_or_name, "' matches ", matches.size(), " runs in tracking store ",

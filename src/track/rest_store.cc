@@ -239,6 +239,11 @@ void RestStore::LogBatch(const std::string& run_id, const std::vector<Metric>& m
   for (const auto& body : BuildLogBatchBodies(run_id, metrics, params, tags)) Call("POST", "runs/log-batch", body);
 }
 
+void RestStore::RecordLoggedModel(const std::string& run_id, const std::string& model_json) {
+  // What MLflow's client sends (RestStore.record_logged_model): the server checks the entry and appends it.
+  Call("POST", "runs/log-model", json{{"run_id", run_id}, {"model_json", model_json}}.dump());
+}
+
 std::vector<Metric> RestStore::GetMetricHistory(const std::string& run_id, const std::string& key) {
   return Guarded("metrics/get-history", [&]() -> std::vector<Metric> {
     std::vector<Metric> out;

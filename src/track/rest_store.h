@@ -41,6 +41,7 @@ class RestStore final : public Store {
   void LogArtifact(const std::string& run_id, const std::string& local_path,
                    const std::string& artifact_path) override;
   std::vector<ArtifactEntry> ListArtifacts(const std::string& run_id, const std::string& path) override;
+  void RecordLoggedModel(const std::string& run_id, const std::string& model_json) override;
 
   RegisteredModel GetOrCreateRegisteredModel(const std::string& name) override;
   ModelVersion CreateModelVersion(const std::string& name, const std::string& source,

@@ -140,6 +140,7 @@ TEST(RestReplayTest, TrackingSessionSendsTheRecordedRequests) {
   options.user = "alice";
   options.source_name = "/opt/train/train";
   options.git_commit = "3f786850e387550fdab836ed7e6dc881de23001b";
+  options.record_process = false;  // host and pid vary; MLflow's own tags only
   options.store.clock_ms = [&now] { return now++; };
   options.store.http = FastRetries(0);
   Tracker tracker(server.url(), options);
@@ -425,6 +426,16 @@ TEST_F(RestStoreTest, WritesArtifactsStraightToAnObjectStoreRoot) {
   EXPECT_EQ(UriFileSystem().ReadFile(root + "/checkpoints/weights.bin"), binary);
   EXPECT_EQ(UriFileSystem().ReadFile(root + "/checkpoints/sub/meta.json"), "{}");
   for (const auto& r : server_.requests_to("")) EXPECT_NE(r.method, "PUT") << r.path;  // nothing via the server
+}
+
+TEST_F(RestStoreTest, RecordsALoggedModelWithRunsLogModel) {
+  const std::string entry = R"({"run_id": "abc", "artifact_path": "model", "utc_time_created": "t", "flavors": {}})";
+  Store()->RecordLoggedModel("abc", entry);
+  const auto calls = server_.requests_to("/runs/log-model");
+  ASSERT_EQ(calls.size(), 1u);
+  const json body = json::parse(calls[0].body);
+  EXPECT_EQ(body["run_id"], "abc");
+  EXPECT_EQ(body["model_json"], entry);  // a string: the server parses it and appends it to the run's history
 }
 
 TEST_F(RestStoreTest, PagesSearchAndReadsNonFiniteValues) {

@@ -6,6 +6,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
 #include "track/kill_signal.h"
+#include "track/open_run_file.h"
 #include "track/run_state.h"
 #include "track/validation.h"
 
@@ -38,6 +39,7 @@ void Run::State::End(RunStatus status) {
     try {
       store->UpdateRun(info.run_id, status, clock_ms());
       info.status = status;
+      WithdrawOpenRun(announcement);  // ended: nothing left for the launcher to end
     } catch (...) {
       if (!error) error = std::current_exception();
     }
@@ -71,6 +73,7 @@ void Run::State::OnKillSignal(RunStatus status) {
     LAKERUN_LOG(Error) << "tracking run " << info.run_id << ": flush on abnormal exit failed: " << e.what();
   }
   store->UpdateRun(info.run_id, status, clock_ms());
+  WithdrawOpenRun(announcement);
 }
 
 Run::Run() = default;

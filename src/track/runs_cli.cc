@@ -134,7 +134,7 @@ int RunsShowMain(const std::vector<std::string>& args, std::ostream& out) {
                    "lakerun runs show: expected one RUN (id, id prefix or name), got ", parsed.positional.size());
   auto store = OpenStore(parsed.tracking_uri);
   const RunRecord run = FindRun(*store, parsed.positional[0]);
-  out << FormatRunDetails(run, ReadHistories(*store, run));
+  out << FormatRunDetails(run, ReadHistories(*store, run), store->GetExperiment(run.info.experiment_id));
   return 0;
 }
 

@@ -1,9 +1,13 @@
-// `lakerun runs list` columns and order, the monitored metric always shown, and `runs show` with several matches.
+// `lakerun runs list` columns and order, the monitored metric always shown, `runs show` with several matches, and
+// deleted runs.
+#include <cstdio>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/file_system.h"
 #include "lakerun/track/report.h"
 #include "lakerun/track/runs_cli.h"
 #include "lakerun/track/store.h"
@@ -23,7 +27,8 @@ class RunsListTest : public ::testing::Test {
   void SetUp() override {
     uri_ = "file:" + dir_.Join("mlruns");
     auto store = OpenStore(uri_);
-    const std::string experiment = store->CreateExperiment("sweep");
+    experiment_ = store->CreateExperiment("sweep");
+    const std::string& experiment = experiment_;
     struct Spec {
       std::string name, lr;
       double val_loss;
@@ -55,8 +60,22 @@ class RunsListTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::string uri_;
+  std::string experiment_;
   std::vector<std::string> ids_;
 };
+
+// What MLflow's file store does to a meta.yaml it deletes (mlflow runs delete, and every run of a deleted
+// experiment): lifecycle_stage deleted, and for a run the time.
+void MarkDeleted(const std::string& meta_path, std::optional<int64_t> deleted_time_ms) {
+  std::string text = LocalFileSystem().ReadFile(meta_path);
+  const std::string active = "lifecycle_stage: active\n";
+  const size_t at = text.find(active);
+  ASSERT_NE(at, std::string::npos) << meta_path;
+  text.replace(at, active.size(), "lifecycle_stage: deleted\n");
+  // Readers take the keys in any order.
+  if (deleted_time_ms) text = "deleted_time: " + std::to_string(*deleted_time_ms) + "\n" + text;
+  LocalFileSystem().WriteAtomically(meta_path, text);
+}
 
 TEST_F(RunsListTest, TheMonitoredMetricIsAlwaysShownFirst) {
   const std::string table = List({});
@@ -104,6 +123,39 @@ TEST_F(RunsListTest, ShowWithSeveralMatchesListsThemInsteadOfPickingOne) {
   std::ostringstream one;
   EXPECT_EQ(RunsShowMain({ids_[2].substr(0, 12), "--tracking-uri", uri_}, one), 0);  // an id prefix is unique
   EXPECT_THAT(one.str(), HasSubstr("Run " + ids_[2] + " (dup)"));
+}
+
+TEST_F(RunsListTest, ADeletedRunIsShownAsDeletedAndLeftOutOfTheList) {
+  const std::string exp_dir = dir_.Join("mlruns/" + experiment_);
+  MarkDeleted(exp_dir + "/" + ids_[0] + "/meta.yaml", 1795336270000);
+  std::ostringstream show;
+  EXPECT_EQ(RunsShowMain({ids_[0], "--tracking-uri", uri_}, show), 0);
+  EXPECT_THAT(show.str(), HasSubstr("  experiment: sweep (" + experiment_ + ")\n"
+                                    "  status:     FINISHED\n"
+                                    "  deleted:    2026-11-22 08:31:10 UTC\n"));
+  EXPECT_THAT(List({}), Not(HasSubstr(ids_[0].substr(0, 8))));
+  EXPECT_THAT(List({}), HasSubstr(ids_[1].substr(0, 8)));
+  std::ostringstream active;
+  RunsShowMain({ids_[1], "--tracking-uri", uri_}, active);
+  EXPECT_THAT(active.str(), Not(HasSubstr("deleted")));
+  // A rewrite of the run's meta.yaml (a status update) keeps its deletion.
+  OpenStore(uri_)->UpdateRun(ids_[0], RunStatus::kFinished, 1795336280000);
+  EXPECT_THAT(LocalFileSystem().ReadFile(exp_dir + "/" + ids_[0] + "/meta.yaml"),
+              HasSubstr("deleted_time: 1795336270000\n"));
+}
+
+TEST_F(RunsListTest, TheRunsOfADeletedExperimentAreFoundInTheTrashAndShownAsDeleted) {
+  // mlflow experiments delete: every run and the experiment marked deleted, the experiment moved into .trash.
+  const std::string root = dir_.Join("mlruns");
+  for (const std::string& id : ids_) MarkDeleted(root + "/" + experiment_ + "/" + id + "/meta.yaml", 1795336270000);
+  MarkDeleted(root + "/" + experiment_ + "/meta.yaml", std::nullopt);
+  ASSERT_EQ(std::rename((root + "/" + experiment_).c_str(), (root + "/.trash/" + experiment_).c_str()), 0);
+  std::ostringstream show;
+  EXPECT_EQ(RunsShowMain({ids_[2], "--tracking-uri", uri_}, show), 0);
+  EXPECT_THAT(show.str(), HasSubstr("Run " + ids_[2] + " (dup)\n"));
+  EXPECT_THAT(show.str(), HasSubstr("  deleted:    2026-11-22 08:31:10 UTC (with its experiment)\n"));
+  EXPECT_THAT(show.str(), HasSubstr("val_loss"));  // its data is still there
+  EXPECT_THAT(List({}), HasSubstr("no runs in "));
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ std::string Cell(const RunRecord& run, const Column& c, const TableOptions& opti
   switch (c.kind) {
     case ColumnKind::kName: return run.info.run_name.empty() ? "-" : run.info.run_name;
     case ColumnKind::kId: return run.info.run_id.substr(0, 8);
-    case ColumnKind::kStatus: return std::string(RunStatusName(run.info.status));
+    case ColumnKind::kStatus: return StatusText(run);
     case ColumnKind::kStart: return FormatTimestamp(run.info.start_time_ms);
     case ColumnKind::kDuration: return FormatDuration(run.info);
     case ColumnKind::kParams: return ParamsCell(run, options);
@@ -141,7 +141,7 @@ SortValue ValueOf(const RunRecord& run, const Column& c) {
     case ColumnKind::kStatus: return std::string(RunStatusName(run.info.status));
     case ColumnKind::kStart: return static_cast<double>(run.info.start_time_ms);
     case ColumnKind::kDuration:
-      if (!run.info.end_time_ms) return std::nullopt;
+      if (!run.info.end_time_ms || run.info.status == RunStatus::kRunning) return std::nullopt;
       return static_cast<double>(*run.info.end_time_ms - run.info.start_time_ms);
     case ColumnKind::kMetric: {
       const auto it = run.latest_metrics.find(c.key);

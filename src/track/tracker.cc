@@ -6,7 +6,9 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/base/rank_environment.h"
+#include "track/file_store.h"
 #include "track/ids.h"
+#include "track/open_run_file.h"
 #include "track/run_state.h"
 #include "track/system_tags.h"
 #include "track/validation.h"
@@ -110,6 +112,12 @@ Run Tracker::StartRun(StartRunOptions options) {
     options.tags[kRestartCountTag] = std::to_string(place.restart_count);
     if (attach.empty() && place.restart_count > 0) attach = FindJobRun();
   }
+  if (topts.record_process) {
+    const ProcessIdentity process = CurrentProcessIdentity();
+    options.tags[kHostTag] = process.host;
+    options.tags[kPidTag] = std::to_string(process.pid);
+    if (!process.start.empty()) options.tags[kProcessStartTag] = process.start;
+  }
   for (const auto& [key, value] : options.tags) {
     ValidateKey(key, "tag");
     ValidateTagValue(key, value);
@@ -120,6 +128,10 @@ Run Tracker::StartRun(StartRunOptions options) {
     RunRecord record = store.GetRun(attach);
     info = record.info;
     existing_params = record.params;
+    // The tags first (this process's, the attempt), so that a run shown RUNNING again names the process logging it.
+    std::vector<KeyValue> tags;
+    for (const auto& [key, value] : options.tags) tags.push_back({key, value});
+    if (!tags.empty()) store.LogBatch(info.run_id, {}, {}, tags);
     store.UpdateRun(info.run_id, RunStatus::kRunning, std::nullopt);
     info.status = RunStatus::kRunning;
   } else {
@@ -151,15 +163,14 @@ Run Tracker::StartRun(StartRunOptions options) {
   }
   auto state = std::make_shared<Run::State>(state_->store, info, topts, state_->clock_ms);
   state->params = std::move(existing_params);
-  if (!attach.empty()) {
-    for (const auto& [key, value] : options.tags) {
-      LogEntry entry;
-      entry.kind = LogEntry::Kind::kTag;
-      entry.kv = {key, value};
-      state->logger->Enqueue(std::move(entry));
-    }
-  }
+  state->announcement = AnnounceOpenRun(info.run_id, StoreLocation(), place.rank);
   return Run(std::move(state));
+}
+
+std::string Tracker::StoreLocation() const {
+  // A file store by its absolute path: the process may change its working directory, the launcher has its own.
+  const auto* file_store = dynamic_cast<const FileStore*>(state_->store.get());
+  return file_store != nullptr ? "file://" + file_store->root() : state_->store->uri();
 }
 
 std::string Tracker::FindJobRun() {

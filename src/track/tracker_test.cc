@@ -1,14 +1,23 @@
 // Tracker and Run over a file store: asynchronous logging, flush guarantees, statuses, ranks, attaching, errors.
 #include "lakerun/track/tracker.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/open_runs.h"
+#include "lakerun/track/report.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/scoped_env.h"
 #include "lakerun_testing/temp_dir.h"
@@ -358,6 +367,162 @@ TEST(TrackerTest, BlockPolicyLosesNothingWithATinyQueue) {
   run.End();
   EXPECT_EQ(run.dropped(), 0u);
   EXPECT_EQ(tracker.store().GetMetricHistory(run.run_id(), "m").size(), 20000u);
+}
+
+TEST(SystemTagsTest, ARecordedProcessIsAliveGoneOrUnknown) {
+  const ProcessIdentity self = CurrentProcessIdentity();
+  ASSERT_FALSE(self.host.empty());
+  ASSERT_EQ(self.pid, ::getpid());
+  ASSERT_EQ(std::count(self.start.begin(), self.start.end(), ':'), 2) << self.start;  // boot id, namespace, ticks
+  EXPECT_EQ(CheckRecordedProcess(self.host, self.pid, self.start).state, ProcessState::kAlive);
+  const size_t first = self.start.find(':');
+  const size_t last = self.start.rfind(':');
+  // The same pid, started at another time: the pid was given to another process since.
+  const ProcessCheck reused = CheckRecordedProcess(self.host, self.pid, self.start.substr(0, last + 1) + "1");
+  EXPECT_EQ(reused.state, ProcessState::kGone);
+  EXPECT_EQ(reused.detail, "the pid now belongs to another process");
+  const ProcessCheck rebooted =
+      CheckRecordedProcess(self.host, self.pid, "00000000-0000-0000-0000-000000000000" + self.start.substr(first));
+  EXPECT_EQ(rebooted.state, ProcessState::kGone);
+  EXPECT_EQ(rebooted.detail, "the host restarted since");
+  // Another host, another container's pid namespace, nothing to tell a reused pid by: unknown.
+  EXPECT_EQ(CheckRecordedProcess("elsewhere.example", self.pid, self.start).state, ProcessState::kUnknown);
+  const std::string other_namespace = self.start.substr(0, first) + ":1" + self.start.substr(last);
+  EXPECT_EQ(CheckRecordedProcess(self.host, self.pid, other_namespace).state, ProcessState::kUnknown);
+  EXPECT_EQ(CheckRecordedProcess(self.host, self.pid, "").state, ProcessState::kUnknown);
+  // A process that ended: first a zombie (not reaped yet), then reaped.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  const std::string some_start = self.start.substr(0, last + 1) + "1";
+  auto zombie = [&] {
+    const ProcessCheck check = CheckRecordedProcess(self.host, child, some_start);
+    return check.state == ProcessState::kGone && check.detail.empty();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!zombie() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(zombie());
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(CheckRecordedProcess(self.host, child, some_start).state, ProcessState::kGone);
+}
+
+TEST(TrackerTest, RunsRecordTheirProcessAndAreStaleOnceItIsGone) {
+  testing::TempDir dir;
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  RunRecord record = tracker.store().GetRun(run.run_id());
+  const ProcessIdentity self = CurrentProcessIdentity();
+  EXPECT_EQ(record.tags.at(kHostTag), self.host);
+  EXPECT_EQ(record.tags.at(kPidTag), std::to_string(::getpid()));
+  EXPECT_EQ(record.tags.at(kProcessStartTag), self.start);
+  EXPECT_EQ(StaleReason(record), std::nullopt);
+  EXPECT_EQ(StatusText(record), "RUNNING");
+  // The same record as another process, with this pid, would have left it.
+  record.tags[kProcessStartTag] = self.start.substr(0, self.start.rfind(':') + 1) + "1";
+  const std::string pid = std::to_string(::getpid());
+  EXPECT_EQ(StatusText(record),
+            "RUNNING (stale: process " + pid + " on this host is gone (the pid now belongs to another process))");
+  record.info.status = RunStatus::kKilled;  // only a RUNNING run is stale
+  EXPECT_EQ(StatusText(record), "KILLED");
+  record.info.status = RunStatus::kRunning;
+  record.tags[kHostTag] = "elsewhere.example";  // a run on another host stays RUNNING
+  EXPECT_EQ(StatusText(record), "RUNNING");
+  run.End();
+  // Without record_process, no such tags.
+  TrackerOptions options = Quiet();
+  options.record_process = false;
+  Tracker quiet(dir.Join("mlruns"), options);
+  const RunRecord plain = quiet.store().GetRun(quiet.StartRun().run_id());
+  EXPECT_EQ(plain.tags.count(kPidTag), 0u);
+}
+
+// A pid that no process has now: a child's, once reaped.
+pid_t PidOfAnEndedProcess() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(OpenRunsTest, ARunIsAnnouncedWhileOpenAndWithdrawnWhenItEnds) {
+  testing::TempDir dir;
+  OpenRunsDir open_runs;
+  ScopedEnv env(kRunInfoDirVariable, open_runs.path().c_str());
+  Tracker tracker(dir.Join("mlruns"), Quiet());
+  track::Run run = tracker.StartRun();
+  track::Run nested = tracker.StartNestedRun(run);
+  std::vector<OpenRunFile> open = ListOpenRuns(open_runs.path());
+  ASSERT_EQ(open.size(), 2u);
+  const OpenRunFile& announced = open[0].run_id == run.run_id() ? open[0] : open[1];
+  EXPECT_EQ(announced.run_id, run.run_id());
+  EXPECT_EQ(announced.tracking_uri, "file://" + dir.Join("mlruns"));  // absolute: the launcher has its own directory
+  EXPECT_EQ(announced.rank, 0);
+  EXPECT_EQ(announced.pid, ::getpid());
+  EXPECT_EQ(announced.process_start, CurrentProcessIdentity().start);
+  // Its process is alive: the launcher's side leaves the runs alone.
+  EXPECT_TRUE(open_runs.EndRunsLeftOpen([](int) { return RunStatus::kKilled; }).empty());
+  EXPECT_EQ(tracker.store().GetRun(run.run_id()).info.status, RunStatus::kRunning);
+  nested.End();
+  run.End(RunStatus::kFailed);
+  EXPECT_TRUE(ListOpenRuns(open_runs.path()).empty());
+}
+
+TEST(OpenRunsTest, TheLauncherEndsTheRunsOfADeadProcessAtTheirLastPoint) {
+  testing::TempDir dir;
+  const std::string root = dir.Join("mlruns");
+  auto store = OpenStore(root);
+  const std::string experiment = store->CreateExperiment("exp");
+  CreateRunRequest request;
+  request.experiment_id = experiment;
+  request.start_time_ms = 100;
+  const RunInfo left = store->CreateRun(request);
+  const RunInfo ended = store->CreateRun(request);
+  const RunInfo metricless = store->CreateRun(request);
+  // A restarted attempt logged step 2 after step 5: the last point is not the latest by step.
+  store->LogBatch(left.run_id, {{"loss", 0.5, 300, 5}, {"loss", 0.7, 400, 2}}, {}, {});
+  store->UpdateRun(ended.run_id, RunStatus::kFinished, 250);
+  // What a SIGKILLed rank 0 leaves behind: its announcements, its process gone.
+  OpenRunsDir open_runs;
+  const ProcessIdentity self = CurrentProcessIdentity();
+  const pid_t dead = PidOfAnEndedProcess();
+  for (const RunInfo* run : {&left, &ended, &metricless}) {
+    LocalFileSystem().WriteAtomically(open_runs.path() + "/" + run->run_id + "." + std::to_string(dead) + ".run",
+                                      "run_id=" + run->run_id + "\ntracking_uri=file://" + root + "\nrank=0\nhost=" +
+                                          self.host + "\npid=" + std::to_string(dead) + "\nprocess_start=" +
+                                          self.start.substr(0, self.start.rfind(':') + 1) + "1\n");
+  }
+  LocalFileSystem().WriteAtomically(open_runs.path() + "/garbage.run", "not an announcement\n");
+  std::vector<int> asked;
+  const auto lines = open_runs.EndRunsLeftOpen([&](int rank) {
+    asked.push_back(rank);
+    return RunStatus::kKilled;
+  });
+  ASSERT_EQ(lines.size(), 2u);  // the run that had ended is left as it was
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("rank 0 (pid " + std::to_string(dead) + ") ended without ending its run"));
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("; marked it KILLED"));
+  const RunRecord record = store->GetRun(left.run_id);
+  EXPECT_EQ(record.info.status, RunStatus::kKilled);
+  EXPECT_EQ(record.info.end_time_ms, 400);
+  EXPECT_EQ(store->GetRun(ended.run_id).info.status, RunStatus::kFinished);
+  EXPECT_EQ(store->GetRun(ended.run_id).info.end_time_ms, 250);
+  EXPECT_EQ(store->GetRun(metricless.run_id).info.status, RunStatus::kKilled);
+  EXPECT_GE(*store->GetRun(metricless.run_id).info.end_time_ms, 100);  // now
+  EXPECT_EQ(asked, std::vector<int>(3, 0));
+  EXPECT_EQ(LocalFileSystem().List(open_runs.path()).size(), 1u);  // only the garbage is left
+}
+
+TEST(OpenRunsTest, AProcessEndedBySignalOrExitCodeGivesItsRunsAStatus) {
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGKILL), RunStatus::kKilled);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGTERM), RunStatus::kKilled);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGINT), RunStatus::kKilled);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGSEGV), RunStatus::kFailed);
+  EXPECT_EQ(StatusAfterProcessEnd(0, SIGABRT), RunStatus::kFailed);
+  EXPECT_EQ(StatusAfterProcessEnd(3, 0), RunStatus::kFailed);
+  EXPECT_EQ(StatusAfterProcessEnd(0, 0), RunStatus::kFinished);
 }
 
 TEST(SystemTagsTest, ReadsGitHeadWithoutGit) {

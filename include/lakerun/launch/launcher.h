@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,24 @@ enum class StartMethod {
   /// (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or lakerun::ForkPoint(); see lakerun/base/fork_point.h):
   /// libraries are loaded once instead of once per rank. For C++ programs on lakerun only.
   kFork,
+};
+
+/// How one rank ended.
+struct RankExit {
+  int rank = -1;
+  int exit_code = 0;  ///< valid when signal == 0
+  int signal = 0;     ///< the signal that killed it, or 0
+  /// "exit code 3", "killed by signal 9 (SIGKILL), likely out of memory", ...
+  std::string Describe() const;
+};
+
+/// How one attempt ended, for LaunchOptions::after_attempt.
+struct AttemptReport {
+  /// The attempt, 0 first: its ranks' LAKERUN_RESTART_COUNT.
+  int attempt = 0;
+  /// How each rank ended, by rank. With --start-method fork, a template that died before forking rank 0 ended as
+  /// rank 0. nullopt for a rank that never started, or that did not exit after SIGKILL and was given up on.
+  std::vector<std::optional<RankExit>> exits;
 };
 
 struct LaunchOptions {
@@ -67,15 +86,11 @@ struct LaunchOptions {
   StoreServer* store = nullptr;
   /// steady_clock time the launcher started, for the timing line (LAKERUN_LAUNCH_TIMING=1); default = Launch entry.
   std::optional<std::chrono::steady_clock::time_point> started_at;
-};
-
-/// How one rank ended.
-struct RankExit {
-  int rank = -1;
-  int exit_code = 0;  ///< valid when signal == 0
-  int signal = 0;     ///< the signal that killed it, or 0
-  /// "exit code 3", "killed by signal 9 (SIGKILL), likely out of memory", ...
-  std::string Describe() const;
+  /// Called on the launcher's thread once every rank of an attempt is gone, before the group restarts or Launch
+  /// returns: the `lakerun` command ends there the tracking runs a rank left RUNNING when it died. The lines it
+  /// returns are printed as the launcher's notes; an exception it throws is printed as a warning, and the launch goes
+  /// on as if it had returned nothing.
+  std::function<std::vector<std::string>(const AttemptReport&)> after_attempt;
 };
 
 struct LaunchResult {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,20 @@ namespace lakerun::track {
 /// A one-line chart of `values` at most `width` cells wide (buckets averaged); NaN/inf points draw as ' '.
 std::string Sparkline(const std::vector<double>& values, size_t width = 32);
 
+/// Why a RUNNING run cannot be running any more, where this host can tell: the process its tags name (lakerun.host,
+/// lakerun.pid, lakerun.process_start: TrackerOptions::record_process) ran on this host and is gone, e.g. "process
+/// 1234 on this host is gone". nullopt for any other run: not RUNNING, logged on another host or in another
+/// container, without those tags, or still alive.
+std::optional<std::string> StaleReason(const RunRecord& run);
+/// The status as `lakerun runs` shows it: "FINISHED", "RUNNING", or "RUNNING (stale: process 1234 on this host is
+/// gone)".
+std::string StatusText(const RunRecord& run);
+
 /// A metric value for people: %.6g, "nan", "inf", "-inf".
 std::string FormatValue(double value);
 /// "2026-11-22 08:33:52" (UTC) from ms since the epoch.
 std::string FormatTimestamp(int64_t ms);
-/// "1h 02m", "3m 05s", "4.2s"; "running" when the run has no end time.
+/// "1h 02m", "3m 05s", "4.2s"; "running" when the run is RUNNING or has no end time.
 std::string FormatDuration(const RunInfo& info);
 
 /// The tags a lakerun::train::Trainer sets on its run: the metric its checkpoint callback (else its early stopping)
@@ -58,8 +68,11 @@ void SortRuns(std::vector<RunRecord>& runs, const std::string& key);
 /// Histories of a run's metrics by key, as Store::GetMetricHistory returns them.
 using MetricHistories = std::map<std::string, std::vector<Metric>>;
 
-/// Every param, tag, and metric (latest value, point count, min/max and a sparkline) of one run.
-std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories);
+/// Every param, tag, and metric (latest value, point count, min/max and a sparkline) of one run. A deleted run (its
+/// lifecycle_stage, or its experiment's, is "deleted") has a "deleted:" line with the time it was deleted. The
+/// experiment, when given, is named by its name as well as its id.
+std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories,
+                             const std::optional<Experiment>& experiment = std::nullopt);
 
 /// Params and metrics of several runs side by side; metric cells hold the latest value and a sparkline.
 std::string FormatRunsComparison(const std::vector<RunRecord>& runs, const std::vector<MetricHistories>& histories);

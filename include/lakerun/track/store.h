@@ -117,6 +117,12 @@ class Store {
                            const std::string& artifact_path) = 0;
   /// Direct children of `path` ("" = root) under the run's artifact root.
   virtual std::vector<ArtifactEntry> ListArtifacts(const std::string& run_id, const std::string& path) = 0;
+  /// Appends `model_json`, one entry of the run's mlflow.log-model.history tag (mlmodel.h: FormatLogModelHistoryEntry),
+  /// to that tag, as MLflow's record_logged_model does: the file store rewrites the tag's JSON list with the entry at
+  /// its end; the REST store calls runs/log-model, whose server appends it. InvalidArgument when the entry lacks a
+  /// field MLflow requires (run_id, artifact_path, utc_time_created, flavors) or the run is deleted; CorruptDataError
+  /// when the tag holds something other than a JSON list.
+  virtual void RecordLoggedModel(const std::string& run_id, const std::string& model_json) = 0;
 
   /// Returns the registered model, creating it if missing.
   virtual RegisteredModel GetOrCreateRegisteredModel(const std::string& name) = 0;

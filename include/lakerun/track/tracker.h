@@ -17,6 +17,8 @@
 //                           (TrackerOptions::log_on_every_rank), read as lakerun::dist reads it
 //                           (lakerun/base/rank_environment.h)
 //   LAKERUN_RUN_ID, LAKERUN_RESTART_COUNT   under `lakerun launch`: one run per job (below)
+//   LAKERUN_RUN_INFO_DIR    under the `lakerun launch` command: every run is announced there while open, so that
+//                           the command ends a run its process died without ending (open_runs.h)
 //
 // One run per job: under `lakerun launch`, rank 0's first top-level run is tagged lakerun.job_id = LAKERUN_RUN_ID
 // and lakerun.restart_count = the attempt. When the launcher restarts the job (LAKERUN_RESTART_COUNT > 0), that
@@ -41,6 +43,12 @@ namespace lakerun::track {
 /// Tags of the run of a `lakerun launch` job (above): the launcher's run id, and the attempt that last started it.
 inline constexpr const char* kJobIdTag = "lakerun.job_id";
 inline constexpr const char* kRestartCountTag = "lakerun.restart_count";
+/// Tags of the process logging a run, set when it starts or continues the run (TrackerOptions::record_process): its
+/// host name, its pid, and what tells it from a later process with the same pid ("<boot id>:<pid namespace>:<start
+/// time in clock ticks>"). `lakerun runs` shows a RUNNING run whose process ran on this host and is gone as stale.
+inline constexpr const char* kHostTag = "lakerun.host";
+inline constexpr const char* kPidTag = "lakerun.pid";
+inline constexpr const char* kProcessStartTag = "lakerun.process_start";
 
 /// What a log call does when the background queue is full.
 enum class QueueFullPolicy {
@@ -64,6 +72,8 @@ struct TrackerOptions {
   bool handle_signals = true;
   /// Add mlflow.user / mlflow.source.* / mlflow.source.git.commit tags to new runs.
   bool add_system_tags = true;
+  /// Tag new and continued runs with the process logging them (kHostTag, kPidTag, kProcessStartTag).
+  bool record_process = true;
   /// Overrides for system tags (tests): empty means detect.
   std::string user;
   std::string source_name;
@@ -110,6 +120,8 @@ class Tracker {
   Tracker() = default;
   // The id of the run of this restarted job (its first, by lakerun.job_id), or "" when the job has none yet.
   std::string FindJobRun();
+  // The store's URI as another process may open it (lakerun/track/open_runs.h).
+  std::string StoreLocation() const;
   struct State;
   std::shared_ptr<State> state_;
 };
