@@ -428,6 +428,67 @@ TEST_F(RestStoreTest, WritesArtifactsStraightToAnObjectStoreRoot) {
   for (const auto& r : server_.requests_to("")) EXPECT_NE(r.method, "PUT") << r.path;  // nothing via the server
 }
 
+// MLflow 3: create the LoggedModel, upload the model to its own location, mark it READY, record the run's output.
+TEST_F(RestStoreTest, CreatesAnMlflow3LoggedModel) {
+  server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
+    if (r.path.find("runs/get") != std::string::npos) {
+      return {200, R"({"run":{"info":{"run_id":"r1","experiment_id":"3",)"
+                   R"("artifact_uri":"mlflow-artifacts:/3/r1/artifacts"}}})"};
+    }
+    if (r.method == "POST" && r.path == "/api/2.0/mlflow/logged-models") {
+      return {200, R"({"model":{"info":{"model_id":"m-0f1e","experiment_id":"3",)"
+                   R"("artifact_uri":"mlflow-artifacts:/3/models/m-0f1e/artifacts","status":"LOGGED_MODEL_PENDING"}}})"};
+    }
+    return {200, "{}"};
+  });
+  lakerun::testing::TempDir dir;
+  LocalFileSystem().CreateDirs(dir.Join("model/data"));
+  LocalFileSystem().WriteAtomically(dir.Join("model/MLmodel"), "flavors: {}\n");
+  LocalFileSystem().WriteAtomically(dir.Join("model/data/model.pth"), "weights");
+  EXPECT_EQ(Store()->LogLoggedModel("r1", "model", dir.Join("model"), 7), "m-0f1e");
+  const auto created = server_.requests_to("/logged-models");
+  ASSERT_EQ(created.size(), 1u);
+  const json request = json::parse(created[0].body);
+  EXPECT_EQ(request["experiment_id"], "3");
+  EXPECT_EQ(request["name"], "model");
+  EXPECT_EQ(request["source_run_id"], "r1");
+  std::map<std::string, std::string> uploaded;
+  for (const auto& r : server_.requests_to("")) {
+    if (r.method == "PUT") uploaded[r.path] = r.body;
+  }
+  const std::string base = "/api/2.0/mlflow-artifacts/artifacts/3/models/m-0f1e/artifacts/";
+  EXPECT_EQ(uploaded.at(base + "MLmodel"), "flavors: {}\n");
+  EXPECT_EQ(uploaded.at(base + "data/model.pth"), "weights");
+  const auto ready = server_.requests_to("/logged-models/m-0f1e");
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].method, "PATCH");
+  EXPECT_EQ(json::parse(ready[0].body)["status"], "LOGGED_MODEL_READY");
+  const auto outputs = server_.requests_to("/runs/outputs");
+  ASSERT_EQ(outputs.size(), 1u);
+  const json output = json::parse(outputs[0].body);
+  EXPECT_EQ(output["run_id"], "r1");
+  EXPECT_EQ(output["models"][0]["model_id"], "m-0f1e");
+  EXPECT_EQ(output["models"][0]["step"], 7);
+}
+
+// An MLflow 2 server has no logged models: nothing more is sent, now or for later models.
+TEST_F(RestStoreTest, AnMlflow2ServerGetsNoLoggedModel) {
+  server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
+    if (r.path.find("runs/get") != std::string::npos) {
+      return {200, R"({"run":{"info":{"run_id":"r1","experiment_id":"3"}}})"};
+    }
+    if (r.path.find("logged-models") != std::string::npos) return {404, "Not Found"};
+    return {200, "{}"};
+  });
+  lakerun::testing::TempDir dir;
+  LocalFileSystem().WriteAtomically(dir.Join("MLmodel"), "flavors: {}\n");
+  auto store = Store();
+  EXPECT_EQ(store->LogLoggedModel("r1", "model", dir.path(), 0), std::nullopt);
+  EXPECT_EQ(store->LogLoggedModel("r1", "model", dir.path(), 0), std::nullopt);
+  EXPECT_EQ(server_.requests_to("/logged-models").size(), 1u);
+  for (const auto& r : server_.requests_to("")) EXPECT_NE(r.method, "PUT") << r.path;
+}
+
 TEST_F(RestStoreTest, RecordsALoggedModelWithRunsLogModel) {
   const std::string entry = R"({"run_id": "abc", "artifact_path": "model", "utc_time_created": "t", "flavors": {}})";
   Store()->RecordLoggedModel("abc", entry);

@@ -182,6 +182,8 @@ std::optional<ModelVersion> LogAny(Tracker& tracker, Run& run, const M& module, 
   run.Flush();  // the copy/upload happens in the background; the scratch directory goes away on return
   // As MLflow's Model.log, once the files are stored: the run's mlflow.log-model.history lists the model.
   tracker.store().RecordLoggedModel(run.run_id(), FormatLogModelHistoryEntry(spec));
+  // On an MLflow 3 server, also the LoggedModel its model views list (the files uploaded once more, to its location).
+  tracker.store().LogLoggedModel(run.run_id(), options.artifact_path, dir, 0);
   if (options.registered_model_name.empty()) return std::nullopt;
   return tracker.RegisterModel(run.run_id(), options.artifact_path, options.registered_model_name);
 }

@@ -123,6 +123,15 @@ class Store {
   /// field MLflow requires (run_id, artifact_path, utc_time_created, flavors) or the run is deleted; CorruptDataError
   /// when the tag holds something other than a JSON list.
   virtual void RecordLoggedModel(const std::string& run_id, const std::string& model_json) = 0;
+  /// MLflow 3's logged model: creates a LoggedModel named `name` from run `run_id`, uploads the model directory
+  /// `local_dir` to its own artifact location, marks it READY and records it as the run's output at `step`. Returns
+  /// its model id; std::nullopt where the store has no logged models (the file store, an MLflow 2 server), for which
+  /// the run's artifacts and its mlflow.log-model.history tag are the whole record.
+  virtual std::optional<std::string> LogLoggedModel(const std::string& run_id, const std::string& name,
+                                                    const std::string& local_dir, int64_t step) {
+    (void)run_id, (void)name, (void)local_dir, (void)step;
+    return std::nullopt;
+  }
 
   /// Returns the registered model, creating it if missing.
   virtual RegisteredModel GetOrCreateRegisteredModel(const std::string& name) = 0;
