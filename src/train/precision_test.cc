@@ -19,7 +19,10 @@ void ExpectScalesUnscalesAndSkipsStepsWithNonFiniteGradients(c10::Device device)
   const auto on = torch::TensorOptions().device(device);
   at::Tensor w = torch::ones({2}, on.requires_grad(true));
   torch::optim::SGD sgd({w}, torch::optim::SGDOptions(1.0));
-  GradScaler scaler({.init_scale = 8.0, .growth_interval = 2});
+  GradScalerOptions options;
+  options.init_scale = 8.0;
+  options.growth_interval = 2;
+  GradScaler scaler(options);
   scaler.Scale((w * torch::tensor({1.0f, 2.0f}).to(device)).sum()).backward();
   EXPECT_TRUE(torch::equal(w.grad().cpu(), torch::tensor({8.0f, 16.0f})));
   scaler.Unscale(sgd);

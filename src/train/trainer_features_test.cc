@@ -77,8 +77,11 @@ TrainerOptions Quiet() {
 TEST(TrainerSchedulerTest, StepIntervalSchedulersStepAfterEveryOptimizerStepWithFrequency) {
   Data data;
   Net net([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{{.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5}),
-                                           .interval = Interval::kStep, .frequency = 2}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5});
+    config.interval = Interval::kStep;
+    config.frequency = 2;
+    return std::vector<LRSchedulerConfig>{config};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 2;
@@ -92,8 +95,10 @@ TEST(TrainerSchedulerTest, StepIntervalSchedulersStepAfterEveryOptimizerStepWith
 TEST(TrainerSchedulerTest, AccumulatingBatchesDoNotStepSchedulers) {
   Data data;
   Net net([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{
-        {.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5}), .interval = Interval::kStep}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5});
+    config.interval = Interval::kStep;
+    return std::vector<LRSchedulerConfig>{config};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 1;
@@ -108,7 +113,9 @@ TEST(TrainerSchedulerTest, AccumulatingBatchesDoNotStepSchedulers) {
 TEST(TrainerSchedulerTest, EpochIntervalSchedulersStepAtEpochEnd) {
   Data data;
   Net net([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{{.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5})}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5});
+    return std::vector<LRSchedulerConfig>{config};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 3;
@@ -122,8 +129,13 @@ TEST(TrainerSchedulerTest, EpochIntervalSchedulersStepAtEpochEnd) {
 TEST(TrainerSchedulerTest, ReduceLROnPlateauReadsTheMonitoredValidationMetric) {
   Data data;
   Net net([](auto sgd) {
-    auto plateau = std::make_shared<ReduceLROnPlateau>(sgd, ReduceLROnPlateauOptions{.factor = 0.5, .patience = 0});
-    return std::vector<LRSchedulerConfig>{{.scheduler = plateau, .monitor = "val_loss"}};
+    ReduceLROnPlateauOptions options;
+    options.factor = 0.5;
+    options.patience = 0;
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<ReduceLROnPlateau>(sgd, options);
+    config.monitor = "val_loss";
+    return std::vector<LRSchedulerConfig>{config};
   });
   net.val_loss_override = 1.0f;  // never improves after the first epoch
   TrainerOptions o = Quiet();
@@ -141,8 +153,13 @@ TEST(TrainerSchedulerTest, AMissingMonitorIsAnErrorNamingItWhenStrict) {
   Data data;
   auto make = [](bool strict) {
     return [strict](auto sgd) {
-      auto plateau = std::make_shared<ReduceLROnPlateau>(sgd, ReduceLROnPlateauOptions{.patience = 0});
-      return std::vector<LRSchedulerConfig>{{.scheduler = plateau, .monitor = "val_acc", .strict = strict}};
+      ReduceLROnPlateauOptions options;
+      options.patience = 0;
+      LRSchedulerConfig config;
+      config.scheduler = std::make_shared<ReduceLROnPlateau>(sgd, options);
+      config.monitor = "val_acc";
+      config.strict = strict;
+      return std::vector<LRSchedulerConfig>{config};
     };
   };
   TrainerOptions o = Quiet();
@@ -157,8 +174,9 @@ TEST(TrainerSchedulerTest, AMissingMonitorIsAnErrorNamingItWhenStrict) {
   t2.Fit(lenient, train);
   EXPECT_EQ(lenient.lrs, (std::vector<double>{0.1, 0.1}));
   Net unmonitored([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{{.scheduler = std::make_shared<ReduceLROnPlateau>(
-                                               sgd, ReduceLROnPlateauOptions{})}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<ReduceLROnPlateau>(sgd, ReduceLROnPlateauOptions{});
+    return std::vector<LRSchedulerConfig>{config};
   });
   Trainer t3(o);
   EXPECT_THROW_WITH(t3.Fit(unmonitored, train), ConfigError, "must include a monitor");

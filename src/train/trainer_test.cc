@@ -101,11 +101,13 @@ struct Scheduled : Regression {
   Optimizers ConfigureOptimizers() override {
     auto sgd = std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(lr_).momentum(0.9));
     Optimizers out{sgd};
-    out.lr_schedulers.push_back({.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{.step_size = 3,
-                                                                                          .gamma = 0.7}),
-                                 .interval = Interval::kStep});
-    out.lr_schedulers.push_back(
-        {.scheduler = std::make_shared<CosineAnnealingLR>(sgd, CosineAnnealingLROptions{.t_max = 3})});
+    LRSchedulerConfig per_step;
+    per_step.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{/*step_size=*/3, /*gamma=*/0.7});
+    per_step.interval = Interval::kStep;
+    out.lr_schedulers.push_back(per_step);
+    LRSchedulerConfig per_epoch;
+    per_epoch.scheduler = std::make_shared<CosineAnnealingLR>(sgd, CosineAnnealingLROptions{/*t_max=*/3});
+    out.lr_schedulers.push_back(per_epoch);
     sgd_ = sgd;
     return out;
   }

@@ -145,7 +145,9 @@ class TrainResumeTest : public ::testing::Test {
                                          "--"};
       argv.insert(argv.begin(), launch.begin(), launch.end());
     }
-    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log"), testing::ChildOptions{.append_log = true}));
+    testing::ChildOptions appending;
+    appending.append_log = true;
+    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log"), appending));
     return *children_.back();
   }
 
