@@ -67,3 +67,8 @@ def test_error_hierarchy():
     assert issubclass(lakerun.ConfigError, ValueError) and issubclass(lakerun.InvalidArgument, ValueError)
     assert issubclass(lakerun.CorruptDataError, lakerun.Error)
     assert lakerun.IoError.__module__ == "lakerun"
+
+
+def test_string_column_in_a_loader_is_not_implemented_yet(delta_table):
+    with pytest.raises(lakerun.NotImplementedError, match="'name'"):
+        lakerun.Loader(delta_table)
