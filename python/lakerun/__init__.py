@@ -1,0 +1,116 @@
+"""lakerun: train PyTorch models from Parquet and Delta tables.
+
+A thin layer over lakerun's C++ core (the ``_lakerun`` extension): the same loader a C++ training program uses,
+with the same guarantees (docs/data.md): every rank yields the same number of batches, the order depends only on
+(seed, epoch), and a loader resumes mid-epoch from its ``state_dict()``. Batches are dicts of ``torch.Tensor``
+handed over from C++ without a copy. See docs/python.md.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import torch  # loads libtorch_python, which the extension's tensor conversions need
+
+from . import _lakerun
+from ._lakerun import (
+    CommTimeout,
+    ConfigError,
+    CorruptDataError,
+    DistError,
+    Error,
+    InternalError,
+    InvalidArgument,
+    IoError,
+    NotImplementedError,
+    Table,
+)
+
+__version__: str = _lakerun.__version__
+
+__all__ = [
+    "Loader", "Table", "Error", "IoError", "CorruptDataError", "InvalidArgument", "ConfigError",
+    "NotImplementedError", "InternalError", "DistError", "CommTimeout", "__version__",
+]
+
+Table.__module__ = "lakerun"
+
+
+def _distributed_place() -> Tuple[Optional[int], Optional[int]]:
+    """(rank, world_size) of torch.distributed's default group when it is initialised, else (None, None)."""
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return None, None
+
+
+class Loader(_lakerun._Loader):
+    """Batches of a table on this rank: an iterable of ``{column: torch.Tensor}``.
+
+    Iterating continues the current epoch from its position and stops at its end; iterating again after the end
+    replays that epoch, so call ``set_epoch(e)`` before each epoch for a new order (as with a DistributedSampler).
+
+    Args:
+        table: a Delta table, a folder of Parquet files or one Parquet file (a path or URI), or a ``lakerun.Table``
+            (its path and version are read).
+        columns: columns to read, in this order; None reads every column. Binary and string columns need image
+            decoding or raw-bytes options the C++ loader has and this slice does not expose yet.
+        batch_size: samples per batch.
+        shuffle: shuffle the samples (block/window shuffle, docs/data.md); False reads them in table order.
+        seed: the shuffle's seed; the order of an epoch depends only on (seed, epoch).
+        filter: rows to read, in lakerun's filter syntax, e.g. ``"split = 'train' and label < 5"``.
+        rank, world_size: this process's place among the ranks; each rank reads its own 1/world_size of the
+            samples, the same number on every rank (the last samples padded from the start of the epoch). None for
+            both: torch.distributed's rank and world size when it is initialised, else every sample (0 of 1).
+        drop_last: drop each rank's last partial batch.
+        num_threads: decoding threads (0: decode inside ``next()``).
+        shuffle_block_size, shuffle_window_blocks: the block/window shuffle's sizes; None keeps lakerun's
+            defaults (1024 and 8).
+        version, timestamp: a Delta table's version, or the newest version committed at or before ``timestamp``
+            (ms since 1970); the latest when both are None.
+
+    Raises:
+        lakerun.IoError: the table cannot be read (the message names the path).
+        lakerun.ConfigError: an option is invalid (batch_size < 1, a rank outside world_size, one of the two).
+        lakerun.InvalidArgument: a column the table lacks, a malformed filter.
+    """
+
+    def __init__(self, table: Union[str, "Table"], columns: Optional[Sequence[str]] = None, batch_size: int = 32,
+                 shuffle: bool = True, seed: int = 0, filter: Optional[str] = None, rank: Optional[int] = None,
+                 world_size: Optional[int] = None, drop_last: bool = False, num_threads: int = 2,
+                 shuffle_block_size: Optional[int] = None, shuffle_window_blocks: Optional[int] = None,
+                 version: Optional[int] = None, timestamp: Optional[int] = None) -> None:
+        if isinstance(table, Table):
+            if version is None and timestamp is None:
+                version = table.version
+            table = table.path
+        if rank is None and world_size is None:
+            rank, world_size = _distributed_place()
+        super().__init__(str(table), None if columns is None else list(columns), batch_size, shuffle, seed,
+                         filter, rank, world_size, drop_last, num_threads, shuffle_block_size,
+                         shuffle_window_blocks, version, timestamp)
+
+    def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
+        """Continues the current epoch (replays it once an iteration reached its end)."""
+        return super().__iter__()
+
+    def __next__(self) -> Dict[str, torch.Tensor]:
+        """The next batch; StopIteration at the end of the epoch."""
+        return super().__next__()
+
+    def __len__(self) -> int:
+        """Batches this rank yields per epoch (the same on every rank)."""
+        return super().__len__()
+
+    def set_epoch(self, epoch: int) -> None:
+        """Starts ``epoch`` from its beginning (its order differs from other epochs' when shuffling)."""
+        super().set_epoch(epoch)
+
+    def state_dict(self) -> Dict[str, int]:
+        """The position after the last batch returned, as named integers (save it with a checkpoint)."""
+        return super().state_dict()
+
+    def load_state_dict(self, state: Dict[str, int]) -> None:
+        """Continues from ``state`` (a ``state_dict()``, taken under any world size): the next batches are the
+        samples of its epoch not yet yielded. Raises lakerun.InvalidArgument for another table's or seed's state."""
+        super().load_state_dict(state)

@@ -1,0 +1,29 @@
+// The pieces of the `_lakerun` extension module (python/CMakeLists.txt); module.cc calls each Register* once.
+// Private to src/python: the Python package (python/lakerun) is the public face, docs/python.md its manual.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "lakerun/data/table_source.h"
+
+namespace lakerun::python {
+
+namespace py = pybind11;
+
+/// lakerun.Error and its subclasses, and the translation of lakerun::Error exceptions into them.
+void RegisterErrors(py::module_& m);
+/// lakerun._Loader over data::Loader.
+void RegisterLoader(py::module_& m);
+/// lakerun.Table over data::OpenTable (and delta::DeltaTable for the version).
+void RegisterTable(py::module_& m);
+
+/// TableOptions from the Python arguments shared by Loader and Table (filter: format/filter.h's text form).
+data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,
+                                    const std::optional<std::string>& filter, std::optional<int64_t> version,
+                                    std::optional<int64_t> timestamp_ms);
+
+}  // namespace lakerun::python
