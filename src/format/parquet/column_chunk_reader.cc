@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "format/parquet/codec.h"
@@ -100,15 +101,19 @@ class ChunkDecoder {
     // Reserve the output once (exact for required columns, an upper bound otherwise) so that pages append without
     // reallocating. Reservations are virtual memory until written, so a lying footer costs address space only; it is
     // still capped.
+    // A row range reserves for its rows only: the pages it decodes may hold more, and grow the buffers then.
     const int width = FixedWidth(spec.type, spec.type_length);
-    const uint64_t slots = spec.num_values > 0 ? static_cast<uint64_t>(spec.num_values) : 0;
+    uint64_t slots = spec.num_values > 0 ? static_cast<uint64_t>(spec.num_values) : 0;
+    if (spec.row_end >= 0) slots = std::min<uint64_t>(slots, static_cast<uint64_t>(spec.row_end - spec.row_begin));
     constexpr uint64_t kMaxReserve = uint64_t{1} << 32;
-    if (views_) {
-      if (slots * sizeof(std::string_view) <= kMaxReserve) {
-        out_.mutable_view_buffer().Reserve(slots * sizeof(std::string_view));
+    const uint64_t slot_bytes = views_ ? sizeof(std::string_view) : static_cast<uint64_t>(std::max(width, 0));
+    const uint64_t value_bytes = slots * slot_bytes;
+    if (value_bytes > 0 && value_bytes <= kMaxReserve) {
+      try {
+        (views_ ? out_.mutable_view_buffer() : out_.mutable_value_buffer()).Reserve(value_bytes);
+      } catch (const std::bad_alloc&) {
+        ctx_.FailAllocation(value_bytes, StrCat("the column's ", slots, " values"));
       }
-    } else if (width > 0 && slots * static_cast<uint64_t>(width) <= kMaxReserve) {
-      out_.mutable_value_buffer().Reserve(slots * static_cast<uint64_t>(width));
     }
     if (spec.max_def_level > 0) {
       std::vector<int16_t> levels = std::move(out_.mutable_def_levels());
@@ -182,11 +187,18 @@ class ChunkDecoder {
           (type == PageType::kDataPage || type == PageType::kDataPageV2)) {
         LoadDeferredDictionary();  // before the data page is decompressed: both may use the same scratch
       }
-      switch (static_cast<PageType>(h.type)) {
-        case PageType::kDictionaryPage: ReadDictionaryPage(h, body); break;
-        case PageType::kDataPage: ReadDataPageV1(h, body); break;
-        case PageType::kDataPageV2: ReadDataPageV2(h, body); break;
-        default: break;  // index pages and page types newer than this reader are skipped
+      try {
+        switch (static_cast<PageType>(h.type)) {
+          case PageType::kDictionaryPage: ReadDictionaryPage(h, body); break;
+          case PageType::kDataPage: ReadDataPageV1(h, body); break;
+          case PageType::kDataPageV2: ReadDataPageV2(h, body); break;
+          default: break;  // index pages and page types newer than this reader are skipped
+        }
+      } catch (const std::bad_alloc&) {
+        // Page memory, a decompressed page, levels or values growing: the page's size says what it needed.
+        ctx_.FailAllocation(static_cast<uint64_t>(h.uncompressed_page_size),
+                            StrCat("decoding the page (uncompressed; the column's values so far take ",
+                                   out_.value_buffer().size(), " bytes)"));
       }
       LAKERUN_INTERNAL_ASSERT(pending_crc_ == nullptr, "a page's CRC was left unchecked");
     }
@@ -442,7 +454,11 @@ class ChunkDecoder {
     if (!DirectPlain(encoding, size, n)) return false;
     Buffer& buf = out_.mutable_value_buffer();
     const size_t base = buf.size();
-    buf.Resize(base + size);
+    try {
+      buf.Resize(base + size);
+    } catch (const std::bad_alloc&) {
+      ctx_.FailAllocation(base + size, "the column's values");
+    }
     if (!compressed || spec_.codec == Codec::kUncompressed) {
       if (input.size() != size) ctx_.Fail(StrCat("page body has ", input.size(), " bytes, the header says ", size));
       if (pending_crc_ != nullptr) {
