@@ -284,7 +284,6 @@ class ChunkDecoder {
            h.num_values >= 0 && DirectPlain(h.encoding, body.size(), h.num_values);
   }
 
-
   // A CRC left to TryDirectPlain that it did not take (it always does when CopiedWhole holds): checked here, before
   // any value of the page is decoded.
   void CheckPendingCrc(std::string_view body) {
