@@ -8,6 +8,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <new>
 #include <optional>
 
 #include "error_context.h"
@@ -452,51 +453,73 @@ class ParquetTableSource final : public RowSource {
         read.row_begin = static_cast<int64_t>(unit.begin);
         read.row_end = static_cast<int64_t>(unit.begin + unit.rows);
       }
-      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), scratch.get(), read);
+      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), scratch.get(), read);  // ResourceError itself
       const std::string where = StrCat(UnitName(unit), " column '", info.name, "'");
-      // Rows the decoded pages hold (from row `first` of the row group): the unit's rows, or more when sliced.
-      const uint64_t first = unit.sliced() ? static_cast<uint64_t>(data->first_row()) : 0;
-      const uint64_t rows = unit.sliced() ? static_cast<uint64_t>(data->num_slots()) : unit.rg_rows;
-      // Bytes per row as stored (0: BYTE_ARRAY values), before any conversion to the column's element type.
-      const size_t stored_row_bytes = !layout.form.converts() ? (info.type == ElementType::kBinary ? 0 : info.row_bytes())
-                                      : layout.form.source_width * static_cast<size_t>(info.elements_per_row());
-      ColumnChunk chunk;
-      if (layout.is_list && info.type == ElementType::kBinary) {  // strings, bytes: offsets per element
-        data->Materialize();
-        chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
-      } else if (layout.is_list) {
-        const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
-        if (info.list_levels == 1 && length && *length == info.elements_per_row() &&
-            static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
-          chunk = Dense(data, stored_row_bytes);  // the fast path: every row a non-null list of the column's length
-        } else {
-          chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
-        }
-      } else if (static_cast<uint64_t>(data->num_values()) != rows) {
-        data->Materialize();
-        chunk = SpacedColumn::View(SpaceFlat(data, rows, where));  // nulls
-      } else {
-        chunk = Dense(data, stored_row_bytes);
-        if (stored_row_bytes > 0 && chunk.views == nullptr) {
-          LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= rows * stored_row_bytes, where, ": ",
-                           chunk.size_bytes, " value bytes for ", rows, " rows of ", stored_row_bytes, " bytes");
-        }
+      try {
+        ShapeColumn(unit, info, layout, std::move(data), where, out.get());
+      } catch (const std::bad_alloc&) {
+        // Spacing nulls, converting or copying the decoded values: about a copy of what the chunk decodes to.
+        const pq::ColumnChunkMeta& meta = file.metadata().row_groups[static_cast<size_t>(unit.row_group)]
+                                              .columns[static_cast<size_t>(layout.leaf)];
+        const auto bytes = static_cast<unsigned long long>(std::max<int64_t>(0, meta.total_uncompressed_size));
+        ThrowAllocationFailure(where, bytes, "the column's decoded values (about the chunk's uncompressed size)");
       }
-      if (layout.form.converts()) {
-        chunk = ConvertChunk(layout.form, chunk, rows, info.elements_per_row(), first, where);
-      }
-      out->bytes += ChunkBytes(chunk, rows);
-      LAKERUN_CHECK_AS(CorruptDataError, first <= unit.begin && unit.begin + unit.rows <= first + rows, where,
-                       ": pages read hold rows ", first, "-", first + rows, " of the row group, not the unit's");
-      out->columns.push_back(SkipRows(std::move(chunk), unit.begin - first, info));
     }
     // A slice copies its rows out, releasing the page memory of the pages it read (they hold rows of its
     // neighbours too): the cache then holds, and counts, only the slice's own rows.
-    if (!unit.deleted.empty() || unit.sliced()) Compact(unit, out.get());
+    if (!unit.deleted.empty() || unit.sliced()) {
+      try {
+        Compact(unit, out.get());
+      } catch (const std::bad_alloc&) {
+        ThrowAllocationFailure(UnitName(unit), out->bytes, "the unit's rows");
+      }
+    }
     return out;
   }
 
  private:
+  // Column `info` of `unit` decoded into `data`: spaced (nulls, lists), converted and cut to the unit's rows, then
+  // appended to `out`. `where` names the unit and column.
+  void ShapeColumn(const Unit& unit, const ColumnInfo& info, const ColumnLayout& layout,
+                   std::shared_ptr<pq::ColumnData> data, const std::string& where, UnitData* out) const {
+    // Rows the decoded pages hold (from row `first` of the row group): the unit's rows, or more when sliced.
+    const uint64_t first = unit.sliced() ? static_cast<uint64_t>(data->first_row()) : 0;
+    const uint64_t rows = unit.sliced() ? static_cast<uint64_t>(data->num_slots()) : unit.rg_rows;
+    // Bytes per row as stored (0: BYTE_ARRAY values), before any conversion to the column's element type.
+    const size_t stored_row_bytes = !layout.form.converts()
+                                        ? (info.type == ElementType::kBinary ? 0 : info.row_bytes())
+                                        : layout.form.source_width * static_cast<size_t>(info.elements_per_row());
+    ColumnChunk chunk;
+    if (layout.is_list && info.type == ElementType::kBinary) {  // strings, bytes: offsets per element
+      data->Materialize();
+      chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
+    } else if (layout.is_list) {
+      const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
+      if (info.list_levels == 1 && length && *length == info.elements_per_row() &&
+          static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
+        chunk = Dense(data, stored_row_bytes);  // the fast path: every row a non-null list of the column's length
+      } else {
+        chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
+      }
+    } else if (static_cast<uint64_t>(data->num_values()) != rows) {
+      data->Materialize();
+      chunk = SpacedColumn::View(SpaceFlat(data, rows, where));  // nulls
+    } else {
+      chunk = Dense(data, stored_row_bytes);
+      if (stored_row_bytes > 0 && chunk.views == nullptr) {
+        LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= rows * stored_row_bytes, where, ": ",
+                         chunk.size_bytes, " value bytes for ", rows, " rows of ", stored_row_bytes, " bytes");
+      }
+    }
+    if (layout.form.converts()) {
+      chunk = ConvertChunk(layout.form, chunk, rows, info.elements_per_row(), first, where);
+    }
+    out->bytes += ChunkBytes(chunk, rows);
+    LAKERUN_CHECK_AS(CorruptDataError, first <= unit.begin && unit.begin + unit.rows <= first + rows, where,
+                     ": pages read hold rows ", first, "-", first + rows, " of the row group, not the unit's");
+    out->columns.push_back(SkipRows(std::move(chunk), unit.begin - first, info));
+  }
+
   // Column `name` of file f: its layout, and its ColumnInfo in *info when no earlier file set it (*described_by),
   // else checked against it.
   ColumnLayout DescribeFileColumn(size_t f, const std::string& name, ColumnInfo* info,

@@ -51,6 +51,11 @@ class DistError : public Error { using Error::Error; };
 class CommTimeout : public DistError { using DistError::DistError; };
 /// The input uses a feature lakerun does not implement (an unknown codec, a Delta reader feature...).
 class NotImplemented : public Error { using Error::Error; };
+/// The process cannot get the memory an operation needs: an allocation sized from the data (a column chunk, a
+/// decompressed page) was refused (std::bad_alloc) under the process's memory limit (RLIMIT_AS, `ulimit -v`) or the
+/// machine's free memory. The message names what was being read, where, and how many bytes were asked for; reading
+/// less at a time (fewer columns, smaller units) may succeed.
+class ResourceError : public Error { using Error::Error; };
 /// A lakerun invariant does not hold: a bug in lakerun, never the user's fault.
 class InternalError : public Error { using Error::Error; };
 
@@ -67,6 +72,17 @@ std::string StrCat(Args&&... args) {
 template <typename... Args>
 std::string StrCat(Args&&... args) {
   return detail::StrCat(std::forward<Args>(args)...);
+}
+
+/// Throws the ResourceError of an allocation sized from the data that was refused (catch std::bad_alloc where such a
+/// buffer is sized, not everywhere): "<where>: cannot allocate <bytes> bytes for <what> (the process's memory limit
+/// or free memory is too small; read fewer columns, or with unit_bytes slices)". `where` names the file, row group
+/// and column.
+[[noreturn]] inline void ThrowAllocationFailure(const std::string& where, unsigned long long bytes,
+                                                const std::string& what) {
+  throw ResourceError(StrCat(where, ": cannot allocate ", bytes, " bytes for ", what,
+                             " (the process's memory limit or free memory is too small; read fewer columns, or with "
+                             "unit_bytes slices)"));
 }
 
 }  // namespace lakerun

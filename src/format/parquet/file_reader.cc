@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "format/parquet/column_chunk_reader.h"
 #include "format/parquet/mapped_file.h"
@@ -164,7 +165,13 @@ void ParquetFile::ReadChunk(int row_group, int column, Buffer* out, std::optiona
   const size_t length = std::min(chunk_length, max_length.value_or(chunk_length));
   Buffer& bytes = *out;
   bytes.Clear();  // nothing to keep: growing does not copy
-  bytes.Resize(length);
+  try {
+    bytes.Resize(length);
+  } catch (const std::bad_alloc&) {
+    ThrowAllocationFailure(
+        StrCat(path_, ": row group ", row_group, ", column '", schema().column(column).dotted_path, "'"), length,
+        "the column chunk");
+  }
   ReadChunkBytes(row_group, column, start, length, bytes.data());
 }
 
@@ -232,7 +239,13 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
     // cannot ask for more.
     const uint64_t hint = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(0, meta.total_compressed_size)),
                                              file_size_);
-    std::shared_ptr<Buffer> shared = AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(hint));
+    std::shared_ptr<Buffer> shared;
+    try {
+      shared = AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(hint));
+    } catch (const std::bad_alloc&) {
+      ThrowAllocationFailure(StrCat(path_, ": row group ", row_group, ", column '", d.dotted_path, "'"), hint,
+                             "the column chunk");
+    }
     ReadChunk(row_group, column, shared.get(), prefix);
     chunk = shared.get();
     memory.chunk = std::move(shared);
