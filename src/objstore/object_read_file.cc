@@ -1,12 +1,14 @@
 #include "objstore/object_read_file.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <future>
 #include <utility>
 
 #include "lakerun/base/error.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::objstore {
 namespace {
@@ -38,7 +40,25 @@ std::vector<Group> Coalesce(std::vector<Range> ranges, size_t gap, size_t reques
   return groups;
 }
 
+// What this process has read from object stores (ObjectStoreReadsSoFar).
+std::atomic<uint64_t> get_requests{0};
+std::atomic<uint64_t> bytes_read{0};
+std::atomic<uint64_t> files_opened{0};
+
+// One ranged GET, counted. A free function: the I/O threads call it for files that may be closed meanwhile.
+void GetCounted(ObjectStore& store, const std::string& key, uint64_t offset, size_t n, char* out) {
+  store.GetRange(key, offset, n, out);
+  CountRead(n);
+}
+
 }  // namespace
+
+void CountRead(uint64_t bytes) {
+  get_requests.fetch_add(1, std::memory_order_relaxed);
+  bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void CountOpen() { files_opened.fetch_add(1, std::memory_order_relaxed); }
 
 ObjectReadFile::ObjectReadFile(std::string uri, ObjectStore& store, std::string key, uint64_t size, std::string tail,
                                const ObjectFileOptions& options, ThreadPool& io)
@@ -66,7 +86,7 @@ void ObjectReadFile::ReadAt(uint64_t offset, size_t n, void* out) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     block = FindBlock(offset, n);
-    const uint64_t tail_begin = size_ - std::min<uint64_t>(size_, options_.tail_bytes);
+    const uint64_t tail_begin = TailBegin();
     if (block == nullptr && !tail_fetched_ && offset >= tail_begin) {
       // The first read near the end (a Parquet footer's length) brings the whole tail, footer included, in one GET;
       // readers arriving meanwhile wait for it.
@@ -90,7 +110,7 @@ void ObjectReadFile::ReadAt(uint64_t offset, size_t n, void* out) const {
 void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Range> missing;
-  const uint64_t tail_begin = size_ - std::min<uint64_t>(size_, options_.tail_bytes);
+  const uint64_t tail_begin = TailBegin();
   for (const auto& [offset, n] : ranges) {
     if (offset > size_ || n > size_ - offset) continue;  // ReadAt reports it
     if (FindBlock(offset, n) != nullptr) continue;
@@ -110,8 +130,7 @@ void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
     // The task holds the block and the store, not this file: a file closed before its GETs end is fine.
     ObjectStore* store = &store_;
     block->fetched = io_.Submit([store, key = key_, b = block] {
-                          store->GetRange(key, b->offset, b->bytes.size(), b->bytes.data());
-                          CountRead(b->bytes.size());
+                          GetCounted(*store, key, b->offset, b->bytes.size(), b->bytes.data());
                         }).share();
     Keep(std::move(block));
   }
@@ -157,9 +176,20 @@ void ObjectReadFile::Keep(std::shared_ptr<Block> block) const {
   }
 }
 
-void ObjectReadFile::Fetch(uint64_t offset, size_t n, char* out) const {
-  store_.GetRange(key_, offset, n, out);
-  CountRead(n);
-}
+void ObjectReadFile::Fetch(uint64_t offset, size_t n, char* out) const { GetCounted(store_, key_, offset, n, out); }
+
+uint64_t ObjectReadFile::TailBegin() const { return size_ - std::min<uint64_t>(size_, options_.tail_bytes); }
 
 }  // namespace lakerun::objstore
+
+namespace lakerun {
+
+ObjectStoreReads ObjectStoreReadsSoFar() {
+  ObjectStoreReads reads;
+  reads.get_requests = objstore::get_requests.load(std::memory_order_relaxed);
+  reads.bytes = objstore::bytes_read.load(std::memory_order_relaxed);
+  reads.files_opened = objstore::files_opened.load(std::memory_order_relaxed);
+  return reads;
+}
+
+}  // namespace lakerun

@@ -15,7 +15,7 @@
 
 namespace lakerun::objstore {
 
-/// Adds one GET of `bytes` to the process's ObjectStoreReadsSoFar() (uri_file_system.cc).
+/// Adds one GET of `bytes` to the process's ObjectStoreReadsSoFar().
 void CountRead(uint64_t bytes);
 /// Adds one opened file.
 void CountOpen();
@@ -49,6 +49,7 @@ class ObjectReadFile final : public RandomAccessFile {
   // Copies the range out of `block` once its GET is done; false when that GET failed.
   bool ServeFrom(const std::shared_ptr<Block>& block, uint64_t offset, size_t n, void* out) const;
   void Fetch(uint64_t offset, size_t n, char* out) const;
+  uint64_t TailBegin() const;  // where the last options_.tail_bytes begin
   void Keep(std::shared_ptr<Block> block) const;  // requires mu_
 
   ObjectStore& store_;

@@ -28,6 +28,18 @@ std::string Quoted(std::string_view etag) {
   return std::string(etag);
 }
 
+// Size, time and ETag of `key` from the headers of a HEAD or GET reply (a 206's size is its range's, not the
+// object's: callers of partial answers set it themselves).
+ObjectInfo InfoFromReply(const std::string& key, const HttpReply& reply) {
+  ObjectInfo info;
+  info.key = key;
+  const std::string length = reply.Header("content-length");
+  info.size = length.empty() ? reply.body.size() : std::stoull(length);
+  info.mtime_ms = ParseTimestampMs(reply.Header("last-modified"));
+  info.etag = Quoted(reply.Header("etag"));
+  return info;
+}
+
 }  // namespace
 
 S3Store::S3Store(S3StoreConfig config) : config_(std::move(config)) {
@@ -97,12 +109,7 @@ std::optional<ObjectInfo> S3Store::Head(const std::string& key) {
   const HttpReply reply = Send(request, key, "", what);
   if (reply.status == 404) return std::nullopt;
   if (reply.status < 200 || reply.status >= 300) Fail(what, reply);
-  ObjectInfo info;
-  info.key = key;
-  info.size = std::stoull(reply.Header("content-length").empty() ? "0" : reply.Header("content-length"));
-  info.mtime_ms = ParseTimestampMs(reply.Header("last-modified"));
-  info.etag = Quoted(reply.Header("etag"));
-  return info;
+  return InfoFromReply(key, reply);
 }
 
 void S3Store::GetRange(const std::string& key, uint64_t offset, size_t n, char* out) {
@@ -127,10 +134,7 @@ std::optional<ObjectInfo> S3Store::HeadWithTail(const std::string& key, size_t n
   if (reply.status == 404 && XmlText(reply.body, "Code") != "NoSuchBucket") return std::nullopt;
   if (reply.status == 416) return ObjectStore::HeadWithTail(key, n, tail);  // an empty object has no last bytes
   if (reply.status < 200 || reply.status >= 300) Fail(what, reply);
-  ObjectInfo info;
-  info.key = key;
-  info.mtime_ms = ParseTimestampMs(reply.Header("last-modified"));
-  info.etag = Quoted(reply.Header("etag"));
+  ObjectInfo info = InfoFromReply(key, reply);
   info.size = reply.body.size();  // 200: the whole object
   if (reply.status == 206) {
     // "bytes FIRST-LAST/SIZE" must describe the object's last bytes: a store that reads "bytes=-n" as "bytes=0-n"

@@ -1,14 +1,12 @@
 #include "lakerun/objstore/uri_file_system.h"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "lakerun/base/error.h"
 #include "objstore/object_file_system.h"
-#include "objstore/object_read_file.h"
 #include "objstore/store_factory.h"
 #include "objstore/uri.h"
 
@@ -81,19 +79,8 @@ class RoutingFileSystem final : public FileSystem {
   objstore::ObjectFileSystem remote_;
 };
 
-std::atomic<uint64_t> get_requests{0};
-std::atomic<uint64_t> bytes_read{0};
-std::atomic<uint64_t> files_opened{0};
-
 }  // namespace
 
-namespace objstore {
-void CountRead(uint64_t bytes) {
-  get_requests.fetch_add(1, std::memory_order_relaxed);
-  bytes_read.fetch_add(bytes, std::memory_order_relaxed);
-}
-void CountOpen() { files_opened.fetch_add(1, std::memory_order_relaxed); }
-}  // namespace objstore
 
 void CopyFile(FileSystem& from_fs, const std::string& from, FileSystem& to_fs, const std::string& to) {
   constexpr uint64_t kPiece = 8 << 20;
@@ -107,14 +94,6 @@ void CopyFile(FileSystem& from_fs, const std::string& from, FileSystem& to_fs, c
   }
   target->Sync();
   target->Close();
-}
-
-ObjectStoreReads ObjectStoreReadsSoFar() {
-  ObjectStoreReads reads;
-  reads.get_requests = get_requests.load(std::memory_order_relaxed);
-  reads.bytes = bytes_read.load(std::memory_order_relaxed);
-  reads.files_opened = files_opened.load(std::memory_order_relaxed);
-  return reads;
 }
 
 FileSystem& UriFileSystem() {
