@@ -40,6 +40,7 @@ struct DataFile {
   std::string path;
   uint64_t size = 0;
   int64_t mtime_ms = 0;
+  bool size_known = false;  // size and mtime_ms came with the file's name (a listing, a Delta log): no Stat needed
   std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
   std::map<std::string, pq::Value> partition_values;  // the file's typed value of every partition column
@@ -128,16 +129,42 @@ struct ColumnLayout {
 
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-void ListParquetFiles(FileSystem& fs, const std::string& dir, std::vector<std::string>* out) {
-  for (const FileInfo& entry : fs.List(dir)) {
+// The .parquet files under `dir` with their listed size and modification time (FileInfo::name: the whole path).
+void ListParquetFiles(FileSystem& fs, const std::string& dir, std::vector<FileInfo>* out) {
+  for (FileInfo entry : fs.List(dir)) {
     if (StartsWith(entry.name, "_") || StartsWith(entry.name, ".")) continue;
     const std::string path = JoinPath(dir, entry.name);
     if (entry.is_directory) {
       ListParquetFiles(fs, path, out);
     } else if (entry.name.size() > 8 && entry.name.compare(entry.name.size() - 8, 8, ".parquet") == 0) {
-      out->push_back(path);
+      entry.name = path;
+      out->push_back(std::move(entry));
     }
   }
+}
+
+// The Parquet files of a table that is not a Delta table, sorted, with their sizes and modification times: every
+// .parquet file under the folder `path`, or the file `path`. The folder's listing comes first (one round trip on an
+// object store, where a Stat is two); a Stat only when it shows nothing.
+std::vector<FileInfo> ListTableFiles(FileSystem& fs, const std::string& path) {
+  std::vector<FileInfo> listed;
+  try {
+    ListParquetFiles(fs, path, &listed);
+  } catch (const IoError&) {
+    listed.clear();  // not a folder, or not one that lists: the Stat below tells which
+  }
+  if (listed.empty()) {
+    const std::optional<FileInfo> info = fs.Stat(path);
+    LAKERUN_CHECK_AS(IoError, info.has_value(), "cannot open table ", path, ": no such file or directory");
+    if (info->is_directory) {
+      ListParquetFiles(fs, path, &listed);  // again, so that a folder's listing error reaches the caller
+    } else {
+      listed.push_back(*info);
+      listed.back().name = path;
+    }
+  }
+  std::sort(listed.begin(), listed.end(), [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+  return listed;
 }
 
 int64_t Product(const std::vector<int64_t>& shape) {
@@ -901,6 +928,9 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       if (!pruner.MayMatch(add)) continue;  // partition values and stats
       DataFile file;
       file.path = snapshot.DataFilePath(add);
+      file.size = static_cast<uint64_t>(add.size);
+      file.mtime_ms = add.modification_time;
+      file.size_known = add.size > 0;  // a log without sizes (0) gets them from the files
       for (const auto& [name, type] : partitions.types) {
         // Decimals as their numeric value (filters compare them as numbers); the unscaled one kept beside it.
         const pq::Value value = delta::PartitionValue(snapshot, add, *snapshot.metadata.schema->FindField(name));
@@ -911,20 +941,21 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       adds.push_back(&add);
     }
   } else {
-    const auto info = fs.Stat(path);
-    LAKERUN_CHECK_AS(IoError, info.has_value(), "cannot open table ", path, ": no such file or directory");
+    const std::vector<FileInfo> listed = ListTableFiles(fs, path);
     std::vector<std::string> paths;
-    if (info->is_directory) {
-      ListParquetFiles(fs, path, &paths);
-      std::sort(paths.begin(), paths.end());
-    } else {
-      paths.push_back(path);
-    }
+    for (const FileInfo& f : listed) paths.push_back(f.name);
     // Hive-style key=value folders are partition columns, as in a Delta table (a column the files hold wins).
     HivePartitions hive = ParseHivePartitions(path, paths);
-    std::shared_ptr<const pq::ParquetFile> first;  // opened to see its columns; kept for the loop below
+    // Without key=value folders a filter keeps every file, so they all open at once (in parallel on an object
+    // store); with them, the first file's columns decide which keys are partition columns, and so which files the
+    // filter keeps, before the others open.
+    std::vector<std::shared_ptr<const pq::ParquetFile>> opened(paths.size());
+    ForEachFile(hive.keys.empty() ? paths.size() : std::min<size_t>(1, paths.size()), IsObjectStorePath(path),
+                [&](size_t i) {
+                  opened[i] = pq::ParquetFile::Open(fs, paths[i], ReaderOptionsFor(options, is_delta), listed[i].size);
+                });
     if (!paths.empty()) {
-      first = pq::ParquetFile::Open(fs, paths.front(), ReaderOptionsFor(options, is_delta));
+      const std::shared_ptr<const pq::ParquetFile>& first = opened.front();
       partitions.SetLeaves(ParquetLeaves(first->schema()));
       for (const std::string& key : hive.keys) {
         if (first->schema().FindNode(key) == nullptr) partitions.types[key] = hive.types.at(key);
@@ -942,7 +973,10 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       if (!keep) continue;
       DataFile file;
       file.path = std::move(paths[i]);
-      if (i == 0) file.file = first;
+      file.size = listed[i].size;
+      file.mtime_ms = listed[i].mtime_ms;
+      file.size_known = true;
+      file.file = opened[i];
       for (const auto& [name, type] : partitions.types) file.partition_values[name] = hive.values[i].at(name);
       files.push_back(std::move(file));
     }
@@ -950,17 +984,17 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   adds.resize(files.size(), nullptr);  // files of a folder have no add action
   ForEachFile(files.size(), IsObjectStorePath(path), [&](size_t i) {
     DataFile& file = files[i];
-    if (!file.file) file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
+    const std::optional<uint64_t> size = file.size_known ? std::optional<uint64_t>(file.size) : std::nullopt;
+    if (!file.file) file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta), size);
     file.size = file.file->file_size();
     if (const delta::AddFile* add = adds[i]) {  // the log knows the file: no Stat (a HEAD on an object store)
-      file.mtime_ms = add->modification_time;
       if (add->deletion_vector) {
         file.deleted = delta::LoadDeletionVector(fs, kept_snapshot->table_path, *add->deletion_vector,
                                                  kept_snapshot->Describe());
         std::sort(file.deleted.begin(), file.deleted.end());
       }
-    } else if (const auto info = fs.Stat(file.path)) {
-      file.mtime_ms = info->mtime_ms;
+    } else if (!file.size_known) {
+      if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
     }
   });
   std::string fingerprint = StrCat("table ", path, "\n");

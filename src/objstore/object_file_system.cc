@@ -120,6 +120,12 @@ std::unique_ptr<RandomAccessFile> ObjectFileSystem::OpenForRead(const std::strin
   return std::make_unique<ObjectReadFile>(path, *t.store, t.key, info->size, std::move(tail), options_, *io_);
 }
 
+std::unique_ptr<RandomAccessFile> ObjectFileSystem::OpenForReadOfSize(const std::string& path, uint64_t size) {
+  const Target t = Resolve(path);
+  CountOpen();
+  return std::make_unique<ObjectReadFile>(path, *t.store, t.key, size, std::string(), options_, *io_);
+}
+
 std::unique_ptr<WritableFile> ObjectFileSystem::OpenForWrite(const std::string& path) {
   const Target t = Resolve(path);
   return std::make_unique<ObjectWritableFile>(path, *t.store, t.key, std::string(), options_.spill_bytes);

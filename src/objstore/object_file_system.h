@@ -45,6 +45,9 @@ class ObjectFileSystem final : public FileSystem {
   ~ObjectFileSystem() override;
 
   std::unique_ptr<RandomAccessFile> OpenForRead(const std::string& path) override;
+  /// No request: the first reads fetch what they need (a Parquet footer's WillRead brings the head and the tail
+  /// concurrently).
+  std::unique_ptr<RandomAccessFile> OpenForReadOfSize(const std::string& path, uint64_t size) override;
   std::unique_ptr<WritableFile> OpenForWrite(const std::string& path) override;
   std::unique_ptr<WritableFile> OpenForAppend(const std::string& path) override;
   bool CreateExclusive(const std::string& path, std::string_view contents) override;

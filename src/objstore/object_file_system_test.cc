@@ -175,6 +175,22 @@ TEST_F(ObjectFileSystemTest, AFooterComesWithOneGetOfTheTail) {
   EXPECT_THROW_WITH(file->ReadAt(bytes.size() - 2, 8), CorruptDataError, "goes past the end of the object");
 }
 
+TEST_F(ObjectFileSystemTest, AFileOfKnownSizeOpensWithoutARequestAndFetchesHeadAndTailTogether) {
+  const std::string bytes = Pattern(1 << 20);
+  fs_.WriteAtomically("s3://bucket/f.parquet", bytes);
+  auto file = fs_.OpenForReadOfSize("s3://bucket/f.parquet", bytes.size());
+  EXPECT_EQ(store_.heads, 0);
+  EXPECT_EQ(store_.gets, 0);
+  EXPECT_EQ(file->Size(), bytes.size());
+  // A Parquet reader's opening reads: the magic at the start and the footer's length at the end, announced together.
+  file->WillRead({{0, 4}, {bytes.size() - 8, 8}});
+  EXPECT_EQ(file->ReadAt(0, 4), bytes.substr(0, 4));
+  EXPECT_EQ(file->ReadAt(bytes.size() - 8, 8), bytes.substr(bytes.size() - 8));
+  EXPECT_EQ(file->ReadAt(bytes.size() - 40000, 39992), bytes.substr(bytes.size() - 40000, 39992));  // the footer
+  EXPECT_EQ(store_.gets, 2);  // the first bytes and the tail, in flight at once
+  EXPECT_EQ(store_.heads, 0);
+}
+
 TEST_F(ObjectFileSystemTest, WillReadCoalescesNeighboursAndServesTheReadsThatFollow) {
   const std::string bytes = Pattern(8 << 20);
   fs_.WriteAtomically("s3://bucket/f", bytes);

@@ -110,18 +110,25 @@ void ObjectReadFile::ReadAt(uint64_t offset, size_t n, void* out) const {
 void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Range> missing;
+  std::vector<Group> groups;
   const uint64_t tail_begin = TailBegin();
   for (const auto& [offset, n] : ranges) {
     if (offset > size_ || n > size_ - offset) continue;  // ReadAt reports it
     if (FindBlock(offset, n) != nullptr) continue;
-    if (!tail_fetched_ && offset >= tail_begin) {  // the whole tail, as ReadAt would fetch it, but without waiting
+    if (!tail_fetched_ && offset >= tail_begin) {
+      // The whole tail, as ReadAt would fetch it, but without waiting; a GET of its own, so that a range far before
+      // it (a Parquet reader's first bytes) does not pull a small file's every byte into one GET.
       tail_fetched_ = true;
-      missing.push_back({tail_begin, static_cast<size_t>(size_ - tail_begin)});
+      const auto tail_bytes = static_cast<size_t>(size_ - tail_begin);
+      groups.push_back({tail_begin, size_, tail_bytes});
       continue;
     }
     missing.push_back({offset, n});
   }
   for (const Group& g : Coalesce(std::move(missing), options_.coalesce_gap, options_.request_bytes)) {
+    groups.push_back(g);
+  }
+  for (const Group& g : groups) {
     auto block = std::make_shared<Block>();
     block->offset = g.begin;
     block->bytes.resize(static_cast<size_t>(g.end - g.begin));

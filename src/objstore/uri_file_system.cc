@@ -44,6 +44,9 @@ class RoutingFileSystem final : public FileSystem {
       : remote_([this](const ObjectUri& uri) -> ObjectStore& { return stores_.Get(uri); }) {}
 
   std::unique_ptr<RandomAccessFile> OpenForRead(const std::string& p) override { return For(p).OpenForRead(Local(p)); }
+  std::unique_ptr<RandomAccessFile> OpenForReadOfSize(const std::string& p, uint64_t size) override {
+    return For(p).OpenForReadOfSize(Local(p), size);
+  }
   std::unique_ptr<WritableFile> OpenForWrite(const std::string& p) override { return For(p).OpenForWrite(Local(p)); }
   std::unique_ptr<WritableFile> OpenForAppend(const std::string& p) override {
     return For(p).OpenForAppend(Local(p));

@@ -75,6 +75,13 @@ class FileSystem {
   virtual ~FileSystem() = default;
 
   virtual std::unique_ptr<RandomAccessFile> OpenForRead(const std::string& path) = 0;
+  /// OpenForRead of a file whose size the caller already knows (from a listing or a Delta log): a file system that
+  /// would have to ask for it (an object store's HEAD or tail GET) opens without a request. `size` must be the
+  /// file's current size; the default ignores it.
+  virtual std::unique_ptr<RandomAccessFile> OpenForReadOfSize(const std::string& path, uint64_t size) {
+    (void)size;
+    return OpenForRead(path);
+  }
   /// Creates or truncates `path`.
   virtual std::unique_ptr<WritableFile> OpenForWrite(const std::string& path) = 0;
   /// Opens `path` for appending, creating it if missing.

@@ -34,11 +34,28 @@ class StringFile final : public RandomAccessFile {
 
 ParquetFile::~ParquetFile() = default;
 
-std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string& path, const ReaderOptions& options) {
+std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string& path, const ReaderOptions& options,
+                                               std::optional<uint64_t> known_size) {
+  if (!known_size) return FromFile(fs, path, options, fs.OpenForRead(path));
+  try {
+    return FromFile(fs, path, options, fs.OpenForReadOfSize(path, *known_size));
+  } catch (const Error&) {
+    // A size that no longer matches the file reads other bytes as its footer: say so rather than blame the file.
+    const std::optional<FileInfo> actual = fs.Stat(path);
+    if (actual && !actual->is_directory && actual->size != *known_size) {
+      LAKERUN_THROW(IoError, path, ": listed at ", *known_size, " bytes, but it holds ", actual->size,
+                    " (it changed after it was listed, or a Delta log records a wrong size)");
+    }
+    throw;
+  }
+}
+
+std::unique_ptr<ParquetFile> ParquetFile::FromFile(FileSystem& fs, const std::string& path,
+                                                   const ReaderOptions& options, std::unique_ptr<RandomAccessFile> file) {
   std::unique_ptr<ParquetFile> f(new ParquetFile());
   f->path_ = path;
   f->options_ = options;
-  f->file_ = fs.OpenForRead(path);
+  f->file_ = std::move(file);
   f->file_size_ = f->file_->Size();
   const uint64_t size = f->file_size_;
   if (size < 12) {

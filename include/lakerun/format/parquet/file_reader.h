@@ -91,8 +91,11 @@ struct ReaderOptions {
 
 class ParquetFile {
  public:
-  /// Reads and validates the footer. Throws IoError / CorruptDataError naming `path`.
-  static std::unique_ptr<ParquetFile> Open(FileSystem& fs, const std::string& path, const ReaderOptions& options = {});
+  /// Reads and validates the footer. Throws IoError / CorruptDataError naming `path`. `size`: the file's size when
+  /// the caller knows it (a listing's, a Delta log's), which saves an object store a request
+  /// (FileSystem::OpenForReadOfSize).
+  static std::unique_ptr<ParquetFile> Open(FileSystem& fs, const std::string& path, const ReaderOptions& options = {},
+                                           std::optional<uint64_t> size = std::nullopt);
   /// Parses a whole file held in memory (tests, fuzzing). `name` is used in error messages.
   static std::unique_ptr<ParquetFile> OpenBuffer(std::string bytes, const std::string& name = "<buffer>",
                                                  const ReaderOptions& options = {});
@@ -137,6 +140,9 @@ class ParquetFile {
 
  private:
   ParquetFile() = default;
+  /// Open's work on an opened file.
+  static std::unique_ptr<ParquetFile> FromFile(FileSystem& fs, const std::string& path, const ReaderOptions& options,
+                                               std::unique_ptr<RandomAccessFile> file);
   /// Reads the chunk's bytes (bounds-checked against the file) into `out`, without zero-filling; only the first
   /// `max_length` bytes when given.
   void ReadChunk(int row_group, int column, Buffer* out, std::optional<size_t> max_length = std::nullopt) const;
