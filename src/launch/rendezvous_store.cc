@@ -1,7 +1,5 @@
 #include "launch/rendezvous_store.h"
 
-#include <arpa/inet.h>
-
 #include "lakerun/base/error.h"
 #include "lakerun/rdzv/secret.h"
 
@@ -15,7 +13,7 @@ std::string ChooseSecret(const LaunchOptions& options) {
 }
 
 bool WantCompat(const LaunchOptions& options) {
-  const bool loopback = IsLoopback(options.master_addr);
+  const bool loopback = rdzv::IsLoopbackAddress(options.master_addr);
   switch (options.rdzv_compat) {
     case RdzvCompat::kAuto: return loopback;
     case RdzvCompat::kOff: return false;
@@ -28,14 +26,6 @@ bool WantCompat(const LaunchOptions& options) {
 }
 
 }  // namespace
-
-bool IsLoopback(const std::string& host) {
-  if (host == "localhost") return true;
-  in_addr v4{};
-  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
-}
 
 HostedStore HostStore(const LaunchOptions& options) {
   HostedStore hosted;

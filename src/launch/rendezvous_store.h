@@ -29,7 +29,4 @@ struct HostedStore {
 /// --rdzv-compat on with an address that is not loopback, or a bad secret source; DistError when it cannot listen.
 HostedStore HostStore(const LaunchOptions& options);
 
-/// Whether `host` is a loopback address or "localhost".
-bool IsLoopback(const std::string& host);
-
 }  // namespace lakerun::launch::internal

@@ -773,6 +773,14 @@ std::unique_ptr<StoreServer> StartEpollStoreServer(const StoreServerOptions& opt
 
 namespace lakerun::rdzv {
 
+bool IsLoopbackAddress(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
 std::unique_ptr<StoreServer> StoreServer::Start(const StoreServerOptions& options) {
   return internal::StartEpollStoreServer(options, internal::StoreLimits{});
 }

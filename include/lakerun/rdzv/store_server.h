@@ -64,4 +64,7 @@ class StoreServer : public Store {
   virtual StoreServerStats Stats() const = 0;
 };
 
+/// Whether `host` is a loopback address (127.0.0.0/8, ::1) or "localhost": a store there serves this machine only.
+bool IsLoopbackAddress(const std::string& host);
+
 }  // namespace lakerun::rdzv
