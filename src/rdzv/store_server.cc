@@ -210,7 +210,8 @@ class EpollStoreServerImpl final : public StoreServer {
   }
 
  private:
-  std::string Where() const { return host_ + ":" + std::to_string(port_); }
+  // host:port for messages; "*" for every interface.
+  std::string Where() const { return (host_.empty() ? std::string("*") : host_) + ":" + std::to_string(port_); }
 
   void Listen(const StoreServerOptions& options) {
     LAKERUN_CHECK(options.port >= 0 && options.port <= 65535, "store: port must be in 0..65535, got ",
