@@ -40,7 +40,7 @@ rows = {impl: {key: median([r[key] for r in rs]) for key in rs[0]} for impl, rs 
 lk, c10d, mixed, auth = rows["lakerun"], rows["c10d"], rows["c10d_clients_lakerun_server"], rows["auth"]
 f = lambda row, key: float(row[key])
 print(f"medians of {len(runs['lakerun'])} runs")
-print(f"time to a complete world of {lk['clients']} clients: lakerun (authenticated, C++ clients) "
+print(f"time to a complete world of {int(f(lk, 'clients'))} clients: lakerun (authenticated, C++ clients) "
       f"{f(lk, 'world_ms'):.0f} ms, c10d TCPStore (Python clients) {f(c10d, 'world_ms'):.0f} ms: "
       f"c10d / lakerun = {f(c10d, 'world_ms') / f(lk, 'world_ms'):.2f}")
 print(f"same Python c10d clients, lakerun's store vs c10d's: {f(mixed, 'world_ms'):.0f} ms vs "

@@ -320,13 +320,13 @@ class EpollStoreServerImpl final : public StoreServer {
   void Refuse(uint64_t id, const std::string& why) {
     const uint64_t n = ++stats_.refused;
     if (n <= kRefusalsLogged || n % kRefusalLogEvery == 0) {
-      Log(LogLevel::Warning, "store " + Where() + ": refused the connection from " + conns_.at(id).peer + ": " + why +
-                                 "; it read and wrote no key" +
-                                 (n == kRefusalsLogged ? " (further refusals are logged once per " +
-                                                             std::to_string(kRefusalLogEvery) + ")"
-                                                       : n > kRefusalsLogged ? " (" + std::to_string(n) +
-                                                                                   " refused so far)"
-                                                                             : ""));
+      std::string line = "store " + Where() + ": refused the connection from " + conns_.at(id).peer + ": " + why +
+                         "; it read and wrote no key";
+      if (n == kRefusalsLogged) {
+        line += " (further refusals are logged once per " + std::to_string(kRefusalLogEvery) + ")";
+      }
+      if (n > kRefusalsLogged) line += " (" + std::to_string(n) + " refused so far)";
+      Log(LogLevel::Warning, line);
     }
     Close(id);
   }
