@@ -302,9 +302,12 @@ class EpollStoreServerImpl final : public StoreServer {
     }
   }
 
-  // Closes the connections that were challenged longer ago than the handshake timeout.
+  // Closes the connections that were challenged longer ago than the handshake timeout. Looks at most once per
+  // sweep period, however busy the loop is.
   void ExpireHandshakes() {
     const Clock::time_point now = Clock::now();
+    if (now - last_sweep_ < std::chrono::milliseconds(kHandshakeSweepMs)) return;
+    last_sweep_ = now;
     std::vector<uint64_t> expired;
     for (const auto& [id, conn] : conns_) {
       if (conn.auth == AuthState::kAwaitingAnswer && now - conn.accepted_at > handshake_timeout_) {
@@ -752,6 +755,7 @@ class EpollStoreServerImpl final : public StoreServer {
   int wake_fd_ = -1;
   std::thread thread_;
   std::vector<char> scratch_ = std::vector<char>(kReadChunk);  // the loop thread's read buffer
+  Clock::time_point last_sweep_;                                // ExpireHandshakes
 
   mutable std::mutex mu_;
   std::condition_variable changed_;
