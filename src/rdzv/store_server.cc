@@ -368,8 +368,9 @@ class EpollStoreServerImpl final : public StoreServer {
       case AnswerCheck::kIncomplete:
         return 0;
       case AnswerCheck::kNotLakerun:
-        Refuse(id, "it sent a request without authenticating (a c10d TCPStore client or another program; this store "
-                   "requires the job's secret)");
+        Refuse(id, "it sent a request without authenticating; this store requires the job's secret (c10d's TCPStore "
+                   "client, which unmodified PyTorch uses, cannot authenticate: under `lakerun launch` it joins "
+                   "through the compatibility listener, --rdzv-compat)");
         return -1;
       case AnswerCheck::kWrongProof:
         Refuse(id, "its proof does not match the job's secret (another secret, or a replayed answer)");
