@@ -10,7 +10,7 @@
 // The store runs in a child process, so its memory is its own: RSS before the clients, peak RSS (VmHWM) after.
 // rdzv_scale_c10d.py does the same with c10d's TCPStore; rdzv_scale.sh runs both and prints the ratios.
 //
-// Output: "RESULT key=value ..." lines, for rdzv_scale.sh.
+// Output: "RESULT key=value ..." lines, for rdzv_scale.sh. Exit status 1 when a client failed or a proof did not check.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,7 +113,8 @@ bool Rendezvous(int port, const std::string& secret, int rank, int nodes, int pe
   }
 }
 
-void WorldBench(int nodes, int per_node) {
+// Returns the number of clients that failed.
+int WorldBench(int nodes, int per_node) {
   const std::string secret = lakerun::rdzv::GenerateSecret();
   int port = 0;
   const pid_t store = StartStoreProcess(StoreAccess::kSecret, secret, &port);
@@ -147,6 +148,7 @@ void WorldBench(int nodes, int per_node) {
   std::printf("RESULT impl=lakerun clients=%d nodes=%d ranks_per_node=%d failed=%d world_ms=%.1f "
               "store_rss_before_kb=%ld store_peak_kb=%ld store_growth_kb=%ld\n",
               world, nodes, per_node, failed.load(), world_ms, rss_before, hwm, hwm - rss_before);
+  return failed.load();
 }
 
 // Sequential connections (connect, one request, close) to an authenticated and to an open store: the difference is
@@ -162,7 +164,8 @@ double ConnectionsMs(StoreAccess access, int n) {
   return ms;
 }
 
-void AuthBench(int n) {
+// Returns whether every proof checked.
+bool AuthBench(int n) {
   ConnectionsMs(StoreAccess::kSecret, n / 10);  // warm-up
   // Ten interleaved rounds of n / 10 connections each, so both see the same machine; the medians per connection.
   constexpr int kRounds = 10;
@@ -194,6 +197,7 @@ void AuthBench(int n) {
   std::printf("RESULT impl=auth connections=%d open_us_per_connection=%.1f authenticated_us_per_connection=%.1f "
               "auth_cost_us_per_connection=%.1f handshake_crypto_us=%.1f verified=%zu/%d\n",
               n, per_open_us, per_secret_us, per_secret_us - per_open_us, crypto_us, sink, 2 * proofs);
+  return sink == static_cast<size_t>(2 * proofs);
 }
 
 }  // namespace
@@ -224,7 +228,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  WorldBench(nodes, per_node);
-  AuthBench(connections);
-  return 0;
+  const int failed = WorldBench(nodes, per_node);
+  const bool verified = AuthBench(connections);
+  return failed == 0 && verified ? 0 : 1;
 }
