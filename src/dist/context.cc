@@ -109,7 +109,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
 
   LAKERUN_INTERNAL_ASSERT(store, "a store is needed at world size ", env.world_size);
   impl->endpoint = env.master_addr.empty() ? "<in-process store>"
-                                           : env.master_addr + ":" + std::to_string(env.master_port);
+                                           : env.master_addr + ":" + std::to_string(StorePort(env));
   impl->backend_kind = ResolveBackend(options.backend, env.local_rank);
   bool hosts_store = !env.use_agent_store && env.rank == 0 && !env.master_addr.empty();
 #ifdef USE_C10D_NCCL

@@ -1,6 +1,7 @@
 #include "dist/rank_env.h"
 
 #include <lakerun/base/error.h>
+#include <lakerun/rdzv/secret.h>
 
 #include "dist/hostlist.h"
 
@@ -85,6 +86,10 @@ RankEnv DetectRankEnv(const EnvLookup& env) {
     case Launcher::kNone: break;
   }
   e.gloo_socket_ifname = env("GLOO_SOCKET_IFNAME").value_or("");
+  e.rdzv_secret = rdzv::SecretFromEnvironment(env).value_or("");
+  if (env(rdzv::kStorePortVariable)) {
+    e.rdzv_port = ReadEnvInt(env, e.launcher, rdzv::kStorePortVariable, std::nullopt, 1, 65535);
+  }
   return e;
 }
 

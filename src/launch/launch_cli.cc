@@ -65,6 +65,9 @@ std::string BothSpellings(const std::string& dashed) {
                 "; see `lakerun launch --help`. The program's own flags go after it, or after `--`");
 }
 
+constexpr NamedValue<RdzvCompat> kRdzvCompatNames[] = {
+    {RdzvCompat::kAuto, "auto"}, {RdzvCompat::kOn, "on"}, {RdzvCompat::kOff, "off"}};
+
 // torchrun's --nnodes: this command starts the ranks of one node.
 void CheckOneNode(const std::string& nnodes) {
   LAKERUN_CHECK_AS(ConfigError, nnodes == "1" || nnodes == "1:1", "launch: --nnodes ", nnodes,
@@ -94,6 +97,7 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   std::string start_method = "exec";
   std::string nnodes = "1";
   bool standalone = false;
+  std::string rdzv_compat = "auto";
 
   CLI::App app{"start N ranks of PROGRAM on this machine with torchrun's environment", argv[0]};
   app.add_option("-n," + BothSpellings("--nproc-per-node") + ",--processes", options.processes,
@@ -112,6 +116,12 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
                  "from it at lakerun::dist::Init() (C++ programs on lakerun: libtorch loads once)");
   app.add_option(BothSpellings("--master-addr"), options.master_addr,
                  "address of the rendezvous store (default 127.0.0.1)");
+  app.add_option(BothSpellings("--rdzv-secret-file"), options.rdzv_secret_file,
+                 "file holding the rendezvous secret (mode 600); default LAKERUN_RDZV_SECRET, "
+                 "LAKERUN_RDZV_SECRET_FILE, else one generated for this job");
+  app.add_option(BothSpellings("--rdzv-compat"), rdzv_compat,
+                 "auto|on|off: an open loopback listener at MASTER_PORT for ranks whose store client cannot "
+                 "authenticate (unmodified PyTorch); auto: on when --master-addr is loopback");
   app.add_option(BothSpellings("--run-id"), options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
   app.add_option("--nnodes", nnodes, "torchrun's: 1 (or 1:1), the only value here: one node, its own store");
   app.add_flag("--standalone", standalone, "torchrun's: accepted; every `lakerun launch` is standalone");
@@ -147,6 +157,7 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   LAKERUN_CHECK_AS(ConfigError, start_method == "exec" || start_method == "fork",
                    "launch: --start-method must be exec or fork, got '", start_method, "'");
   options.start_method = start_method == "fork" ? StartMethod::kFork : StartMethod::kExec;
+  options.rdzv_compat = ParseNamed("launch: --rdzv-compat", rdzv_compat, kRdzvCompatNames);
   options.grace_period = FromSeconds(grace_seconds, "--grace-period");
   options.timeout = FromSeconds(timeout_seconds, "--timeout");
   if (customize) customize(options);

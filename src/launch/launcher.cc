@@ -26,12 +26,12 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/launch/gpu.h"
-#include "lakerun/launch/store.h"
 #include "launch/fork_template.h"
 #include "launch/orphan_guard.h"
 #include "launch/output.h"
 #include "launch/process.h"
 #include "launch/rank_env.h"
+#include "launch/rendezvous_store.h"
 #include "launch/signal_watch.h"
 
 namespace lakerun::launch {
@@ -609,14 +609,7 @@ LaunchResult Launch(const LaunchOptions& options) {
   }
   const std::string path = internal::ResolveProgram(options.command.front());
 
-  std::unique_ptr<StoreServer> own_store;
-  StoreServer* store = options.store;
-  if (store == nullptr) {
-    StoreServerOptions store_options;
-    store_options.host = options.master_addr;
-    own_store = StoreServer::Start(store_options);
-    store = own_store.get();
-  }
+  const internal::HostedStore store = internal::HostStore(options);
   const Clock::time_point store_ready = Clock::now();
 
   LaunchResult result;
@@ -646,8 +639,7 @@ LaunchResult Launch(const LaunchOptions& options) {
       spec.local_rank = rank;
       spec.world_size = n;
       spec.local_world_size = n;
-      spec.master_addr = store->host();
-      spec.master_port = store->port();
+      store.Describe(&spec);
       spec.restart_count = attempt;
       spec.max_restarts = options.max_restarts;
       spec.run_id = result.run_id;

@@ -42,6 +42,8 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& ba
   set("ROLE_WORLD_SIZE", std::to_string(spec.world_size));
   set("MASTER_ADDR", spec.master_addr);
   set("MASTER_PORT", std::to_string(spec.master_port));
+  set("LAKERUN_RDZV_PORT", std::to_string(spec.rdzv_port));
+  if (!spec.rdzv_secret.empty()) set("LAKERUN_RDZV_SECRET", spec.rdzv_secret);
   set("TORCHELASTIC_USE_AGENT_STORE", "True");
   set("TORCHELASTIC_RESTART_COUNT", std::to_string(spec.restart_count));
   set("TORCHELASTIC_MAX_RESTARTS", std::to_string(spec.max_restarts));

@@ -1,7 +1,8 @@
 // The environment every rank gets (the rendezvous contract between launcher and ranks).
 //
 // RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK=0, GROUP_WORLD_SIZE=1, ROLE_NAME=default, ROLE_RANK,
-// ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE=True, TORCHELASTIC_RESTART_COUNT,
+// ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LAKERUN_RDZV_PORT and LAKERUN_RDZV_SECRET (the authenticated store;
+// MASTER_PORT may be the compatibility listener: launch/rendezvous_store.h), TORCHELASTIC_USE_AGENT_STORE=True, TORCHELASTIC_RESTART_COUNT,
 // TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID, LAKERUN_RUN_ID, LAKERUN_RESTART_COUNT, LAKERUN_LAUNCHER=1,
 // LAKERUN_CONSOLE_IS_TERMINAL (1 when the launcher's stderr is a terminal, else 0: the Trainer's progress bar);
 // OMP_NUM_THREADS=max(1, cores / local ranks), PYTHONUNBUFFERED=1 and TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (and its
@@ -22,6 +23,9 @@ struct RankEnvSpec {
   int local_world_size = 1;
   std::string master_addr;
   int master_port = 0;
+  /// The authenticated store's port and the job's secret (empty: none).
+  int rdzv_port = 0;
+  std::string rdzv_secret;
   int restart_count = 0;
   int max_restarts = 0;
   std::string run_id;

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "lakerun/base/error.h"
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 #include "objstore/signing.h"
 #include "objstore/xml.h"
 

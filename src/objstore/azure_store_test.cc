@@ -16,7 +16,7 @@
 #include "lakerun_testing/emulators.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 
 namespace lakerun::objstore {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "lakerun/base/error.h"
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 
 namespace lakerun::objstore {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "lakerun/base/error.h"
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 #include "objstore/xml.h"
 
 namespace lakerun::objstore {

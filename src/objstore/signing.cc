@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "lakerun/base/error.h"
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 #include "objstore/http.h"  // UriEncode, UriDecode: AWS's encoding rules are RFC 3986's
 
 namespace lakerun::objstore {

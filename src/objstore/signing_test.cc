@@ -6,7 +6,7 @@
 #include <string>
 
 #include "lakerun/base/error.h"
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 
 namespace lakerun::objstore {
 namespace {

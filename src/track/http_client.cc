@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "lakerun/base/error.h"
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 
 namespace lakerun::track {
 namespace {
@@ -86,7 +86,7 @@ HttpResponse HttpClient::SendWithRetries(objstore::HttpRequest request, const st
     request.headers.push_back({"Authorization", "Bearer " + options_.token});
   } else if (!options_.username.empty()) {
     request.headers.push_back(
-        {"Authorization", "Basic " + objstore::Base64Encode(options_.username + ":" + options_.password)});
+        {"Authorization", "Basic " + Base64Encode(options_.username + ":" + options_.password)});
   }
   request.headers.push_back({"User-Agent", "lakerun-track"});
   const std::string what = request.method + " " + request.url;

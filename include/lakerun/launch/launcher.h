@@ -1,8 +1,9 @@
 // lakerun::launch::Launch — start N ranks of a program on this machine and supervise them.
 //
 // This is the engine behind `lakerun launch` (docs/launch.md) and lakerun::launch::Run (function.h):
-//  - hosts the rendezvous store (store.h) before any rank starts and gives every rank torchrun's environment
-//    (rank_env.h lists it), so unmodified torchrun programs, C++ or Python, run as they are;
+//  - hosts the rendezvous store (lakerun/rdzv/store_server.h) before any rank starts, with the job's secret
+//    (lakerun/rdzv/secret.h), and gives every rank torchrun's environment (rank_env.h lists it) plus the secret, so
+//    unmodified torchrun programs, C++ or Python, run as they are (Python ranks through the compatibility listener);
 //  - starts each rank with vfork+exec (no shell) in its own process group, with PR_SET_PDEATHSIG(SIGKILL), so no
 //    rank outlives the launcher even when the launcher is SIGKILLed;
 //  - prefixes every output line with "[rankN] " (stdout to stdout, stderr to stderr), optionally also writing
@@ -20,9 +21,23 @@
 #include <string>
 #include <vector>
 
+namespace lakerun::rdzv {
+class StoreServer;
+}
+
 namespace lakerun::launch {
 
-class StoreServer;
+/// The open loopback listener for ranks whose store client cannot authenticate (--rdzv-compat): c10d's TCPStore,
+/// i.e. unmodified PyTorch programs. It is a store of its own: lakerun ranks never read its keys, so what a local
+/// user writes there reaches only those ranks, as it would under torchrun.
+enum class RdzvCompat {
+  /// On when the store's address is loopback (single-node jobs), else off.
+  kAuto,
+  /// On; refused unless the store's address is loopback.
+  kOn,
+  /// Off: every rank must authenticate (lakerun programs only).
+  kOff,
+};
 
 /// How the ranks' processes come to be (--start-method).
 enum class StartMethod {
@@ -82,8 +97,15 @@ struct LaunchOptions {
   /// Where prefixed output goes.
   int stdout_fd = 1;
   int stderr_fd = 2;
-  /// A store the caller already started (the function API); nullptr = Launch starts its own.
-  StoreServer* store = nullptr;
+  /// File holding the rendezvous secret (--rdzv-secret-file). Empty: LAKERUN_RDZV_SECRET or
+  /// LAKERUN_RDZV_SECRET_FILE from the environment, else a secret generated for this job.
+  std::string rdzv_secret_file;
+  /// The compatibility listener for c10d TCPStore clients (--rdzv-compat).
+  RdzvCompat rdzv_compat = RdzvCompat::kAuto;
+  /// A store the caller already started (the function API), and the secret it requires; nullptr = Launch starts its
+  /// own. No compatibility listener is opened beside a caller's store.
+  rdzv::StoreServer* store = nullptr;
+  std::string store_secret;
   /// steady_clock time the launcher started, for the timing line (LAKERUN_LAUNCH_TIMING=1); default = Launch entry.
   std::optional<std::chrono::steady_clock::time_point> started_at;
   /// Called on the launcher's thread once every rank of an attempt is gone, before the group restarts or Launch

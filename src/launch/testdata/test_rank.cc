@@ -11,6 +11,8 @@
 //                          then a newline
 //   --fail-rank R [--fail-attempt A] --fail-how exit:N|abort|kill9|segv [--fail-after SECONDS]
 //                          rank R fails that way (on attempt A only, if given) after the delay
+//   --rendezvous KEY       connect to the launcher's authenticated store (LAKERUN_RDZV_PORT, LAKERUN_RDZV_SECRET),
+//                          wait up to 30 s for KEY and print "KEY=<value>"
 //   --sleep SECONDS        every other rank sleeps that long, then exits 0
 #include <signal.h>
 #include <unistd.h>
@@ -18,17 +20,38 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lakerun/base/fork_point.h"
+#include "lakerun/rdzv/secret.h"
+#include "lakerun/rdzv/store_client.h"
 
 namespace {
 
 int EnvInt(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::atoi(v) : -1;
+}
+
+// Exit code 66 when the store cannot be used.
+int Rendezvous(const std::string& key) {
+  try {
+    lakerun::rdzv::StoreClientOptions options;
+    options.host = std::getenv("MASTER_ADDR");
+    options.port = EnvInt(lakerun::rdzv::kStorePortVariable);
+    options.secret = lakerun::rdzv::SecretFromEnvironment(lakerun::ProcessEnvironment()).value_or("");
+    options.connect_timeout = std::chrono::seconds(30);
+    auto store = lakerun::rdzv::StoreClient::Connect(options);
+    std::printf("%s=%s\n", key.c_str(), store->Get(key, std::chrono::seconds(30)).c_str());
+    std::fflush(stdout);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "test_rank: rendezvous: %s\n", e.what());
+    return 66;
+  }
 }
 
 void SleepSeconds(double seconds) {
@@ -40,7 +63,7 @@ void SleepSeconds(double seconds) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   bool print_env = false, grandchild = false, ignore_term = false, fork_point = false, thread_before_fork = false;
-  std::string before_fork;
+  std::string before_fork, rendezvous_key;
   std::string pidfile_dir, fail_how;
   int fail_rank = -1, fail_attempt = -1, bar_steps = 0;
   double fail_after = 0, sleep_seconds = 0;
@@ -66,6 +89,7 @@ int main(int argc, char** argv) {
     else if (a == "--fail-attempt") fail_attempt = std::atoi(next().c_str());
     else if (a == "--fail-how") fail_how = next();
     else if (a == "--fail-after") fail_after = std::atof(next().c_str());
+    else if (a == "--rendezvous") rendezvous_key = next();
     else if (a == "--sleep") sleep_seconds = std::atof(next().c_str());
     else if (a == "--bar") bar_steps = std::atoi(next().c_str());
     else {
@@ -85,7 +109,7 @@ int main(int argc, char** argv) {
                              "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                              "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
                              "TORCHELASTIC_RUN_ID", "LAKERUN_RUN_ID", "LAKERUN_RESTART_COUNT", "LAKERUN_LAUNCHER",
-                             "LAKERUN_CONSOLE_IS_TERMINAL",
+                             "LAKERUN_CONSOLE_IS_TERMINAL", "LAKERUN_RDZV_PORT", "LAKERUN_RDZV_SECRET",
                              "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LAKERUN_TEST_EXTRA", "LAKERUN_FORK_FD"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v != nullptr ? v : "<unset>");
@@ -135,6 +159,9 @@ int main(int argc, char** argv) {
     if (fail_how == "segv") ::raise(SIGSEGV);
     std::fprintf(stderr, "test_rank: unknown --fail-how %s\n", fail_how.c_str());
     return 64;
+  }
+  if (!rendezvous_key.empty()) {
+    if (const int code = Rendezvous(rendezvous_key); code != 0) return code;
   }
   SleepSeconds(sleep_seconds);
   return 0;

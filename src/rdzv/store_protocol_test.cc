@@ -1,10 +1,10 @@
-#include "launch/store_protocol.h"
+#include "rdzv/store_protocol.h"
 
 #include <string>
 
 #include "lakerun_testing/matchers.h"
 
-namespace lakerun::launch::internal {
+namespace lakerun::rdzv::internal {
 namespace {
 
 std::string Request(StoreDialect dialect, StoreOp op) {
@@ -111,4 +111,4 @@ TEST(StoreProtocolTest, RejectsUnknownTypesAndOversizedFieldsBeforeTheyArrive) {
 }
 
 }  // namespace
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::rdzv::internal

@@ -8,36 +8,20 @@
 // replies close that connection only. Connections are non-blocking: a client that sends half a request and stalls
 // or disconnects holds nothing but its own buffer.
 //
+// Authentication (StoreAccess::kSecret, src/rdzv/store_auth.h) comes before all of this: until a connection has
+// answered its challenge, its bytes are checked as an answer and never parsed as a request.
+//
 // Thread safety: the loop thread and the StoreServer methods (called by the launcher's threads) share one mutex.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
 #include <memory>
 
-#include "lakerun/launch/store.h"
-#include "launch/store_protocol.h"
+#include "lakerun/rdzv/store_server.h"
+#include "rdzv/store_protocol.h"
 
-namespace lakerun::launch::internal {
-
-struct StoreServerStats {
-  /// Connections accepted so far, and those still open.
-  uint64_t accepted = 0;
-  uint64_t open = 0;
-  /// Connections the server closed for a protocol error (malformed request, missing key, ...).
-  uint64_t protocol_errors = 0;
-  /// Connections by dialect, once their first request decided it.
-  uint64_t legacy = 0;
-  uint64_t validated = 0;
-};
-
-class EpollStoreServer : public StoreServer {
- public:
-  /// Snapshot of the counters (tests; diagnostics).
-  virtual StoreServerStats Stats() const = 0;
-};
+namespace lakerun::rdzv::internal {
 
 /// Listens on options.host:options.port (0: a free port); throws DistError naming host:port if it cannot.
-std::unique_ptr<EpollStoreServer> StartEpollStoreServer(const StoreServerOptions& options, const StoreLimits& limits);
+std::unique_ptr<StoreServer> StartEpollStoreServer(const StoreServerOptions& options, const StoreLimits& limits);
 
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::rdzv::internal

@@ -12,11 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "lakerun/launch/store.h"
+#include "lakerun/rdzv/store_client.h"
+#include "rdzv/store_test_util.h"
 #include "lakerun_testing/matchers.h"
-#include "launch/store_server.h"
+#include "rdzv/store_server.h"
 
-namespace lakerun::launch {
+namespace lakerun::rdzv {
 namespace {
 
 using std::chrono::milliseconds;
@@ -38,7 +39,7 @@ c10::intrusive_ptr<c10d::TCPStore> Connect(int port, milliseconds timeout = mill
 }
 
 TEST(StoreC10dTest, C10dClientRunsEveryOperation) {
-  auto server = internal::StartEpollStoreServer(StoreServerOptions{}, internal::StoreLimits{});
+  auto server = StoreServer::Start(testing::OpenStore());
   auto store = Connect(server->port());
 
   store->set("a", B(std::string("x\0y", 3)));
@@ -70,7 +71,7 @@ TEST(StoreC10dTest, C10dClientRunsEveryOperation) {
 }
 
 TEST(StoreC10dTest, WaitIsWokenByAnotherClientAndTimesOut) {
-  auto server = StoreServer::Start();
+  auto server = StoreServer::Start(testing::OpenStore());
   auto waiter = Connect(server->port());
   auto setter = Connect(server->port());
   std::thread later([&] {
@@ -91,7 +92,7 @@ TEST(StoreC10dTest, WaitIsWokenByAnotherClientAndTimesOut) {
 }
 
 TEST(StoreC10dTest, PrefixStoreAsTorchrunRanksUseIt) {
-  auto server = StoreServer::Start();
+  auto server = StoreServer::Start(testing::OpenStore());
   constexpr int kRanks = 4;
   std::vector<std::thread> ranks;
   std::atomic<int> done{0};
@@ -116,7 +117,7 @@ TEST(StoreC10dTest, PrefixStoreAsTorchrunRanksUseIt) {
 #if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 2)
 // watchKey() (c10d <= 2.1) runs on the client's second, callback connection.
 TEST(StoreC10dTest, WatchKeyCallbacksFire) {
-  auto server = StoreServer::Start();
+  auto server = StoreServer::Start(testing::OpenStore());
   auto watcher = Connect(server->port());
   auto writer = Connect(server->port());
   std::mutex mu;
@@ -137,15 +138,15 @@ TEST(StoreC10dTest, WatchKeyCallbacksFire) {
 #endif
 
 TEST(StoreC10dTest, C10dAndLakerunClientsShareTheStore) {
-  auto server = internal::StartEpollStoreServer(StoreServerOptions{}, internal::StoreLimits{});
+  auto server = StoreServer::Start(testing::OpenStore());
   auto store = Connect(server->port());
   store->set("k", B("v"));
-  auto lakerun_client = StoreClient::Connect("127.0.0.1", server->port(), milliseconds(5000));
+  auto lakerun_client = StoreClient::Connect(testing::Client(server->port(), "", milliseconds(5000)));
   EXPECT_EQ(lakerun_client->Add("counter", 1), 1);
   EXPECT_EQ(store->add("counter", 1), 2);
   EXPECT_EQ(lakerun_client->Get("k", milliseconds(1000)), "v");
   {
-    internal::StoreServerStats stats = server->Stats();
+    StoreServerStats stats = server->Stats();
     // lakerun's client speaks the >= 2.3 numbering, and so does c10d's from 2.3 on.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
     EXPECT_EQ(stats.validated, 2u);
@@ -158,4 +159,4 @@ TEST(StoreC10dTest, C10dAndLakerunClientsShareTheStore) {
 }
 
 }  // namespace
-}  // namespace lakerun::launch
+}  // namespace lakerun::rdzv

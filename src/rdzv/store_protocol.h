@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-namespace lakerun::launch::internal {
+namespace lakerun::rdzv::internal {
 
 inline constexpr uint32_t kValidationMagic = 0x3C85F7CE;
 
@@ -126,4 +126,4 @@ void PutI64(std::string* out, int64_t v);
 void PutU64(std::string* out, uint64_t v);
 void PutBytes(std::string* out, const std::string& bytes);
 
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::rdzv::internal

@@ -1,5 +1,6 @@
-// Hashes and encodings that object-store request signing needs (private to lakerun::objstore): SHA-256,
-// HMAC-SHA256, hex and base64. Small and dependency-free, so signing needs no TLS library of its own.
+// Hashes, encodings and random bytes for object-store request signing (lakerun::objstore) and the rendezvous
+// store's authentication (lakerun::rdzv): SHA-256, HMAC-SHA256, hex, base64, a constant-time comparison and the
+// kernel's random bytes. Small and dependency-free, so neither needs a TLS library of its own.
 #pragma once
 
 #include <array>
@@ -8,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace lakerun::objstore {
+namespace lakerun {
 
 using Sha256Digest = std::array<uint8_t, 32>;
 
@@ -46,4 +47,10 @@ std::string Base64Encode(std::string_view bytes);
 /// or length; `what` must not be the secret itself.
 std::string Base64Decode(std::string_view text, std::string_view what);
 
-}  // namespace lakerun::objstore
+/// Whether a == b, in a time that depends on their lengths only (for comparing MACs: no early exit at the first
+/// differing byte).
+bool ConstantTimeEqual(std::string_view a, std::string_view b);
+/// `n` bytes from the kernel's CSPRNG (getrandom(2)); throws IoError if it fails.
+std::string RandomBytes(size_t n);
+
+}  // namespace lakerun

@@ -1,5 +1,5 @@
 // The store server on raw sockets: both c10d dialects byte by byte, waits, watches, and clients that misbehave.
-#include "launch/store_server.h"
+#include "rdzv/store_server.h"
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,8 +14,9 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun_testing/matchers.h"
+#include "rdzv/store_test_util.h"
 
-namespace lakerun::launch::internal {
+namespace lakerun::rdzv::internal {
 namespace {
 
 using std::chrono::milliseconds;
@@ -139,8 +140,8 @@ class RawClient {
   int fd_ = -1;
 };
 
-std::unique_ptr<EpollStoreServer> Start(StoreLimits limits = {}) {
-  return StartEpollStoreServer(StoreServerOptions{}, limits);
+std::unique_ptr<StoreServer> Start(StoreLimits limits = {}) {
+  return StartEpollStoreServer(testing::OpenStore(), limits);
 }
 
 TEST(StoreServerTest, ValidatedDialectAnswersEveryOperation) {
@@ -378,7 +379,7 @@ TEST(StoreServerTest, ManyClientsAddAndWaitConcurrently) {
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
       try {
-        auto client = StoreClient::Connect("127.0.0.1", server->port(), milliseconds(10000));
+        auto client = StoreClient::Connect(testing::Client(server->port(), "", milliseconds(10000)));
         for (int i = 0; i < kAdds; ++i) client->Add("total", 1);
         client->Set("done" + std::to_string(c), "1");
         for (int peer = 0; peer < kClients; ++peer) client->Get("done" + std::to_string(peer), milliseconds(30000));
@@ -412,7 +413,7 @@ TEST(StoreServerTest, TheLaunchersOwnOperations) {
 
 TEST(StoreServerTest, ClientGetTimeoutCancelsTheWaitAndKeepsTheConnection) {
   auto server = Start();
-  auto client = StoreClient::Connect("127.0.0.1", server->port(), milliseconds(5000));
+  auto client = StoreClient::Connect(testing::Client(server->port(), "", milliseconds(5000)));
   EXPECT_THROW_WITH(client->Get("late", milliseconds(100)), CommTimeout, "'late'", "127.0.0.1:");
   server->Set("late", "now");
   EXPECT_EQ(client->Get("late", milliseconds(5000)), "now");
@@ -425,10 +426,10 @@ TEST(StoreServerTest, ClientGetTimeoutCancelsTheWaitAndKeepsTheConnection) {
 TEST(StoreServerTest, ClientReportsAServerThatGoesAway) {
   auto server = Start();
   const int port = server->port();
-  auto client = StoreClient::Connect("127.0.0.1", port, milliseconds(5000));
+  auto client = StoreClient::Connect(testing::Client(port, "", milliseconds(5000)));
   server.reset();
   EXPECT_THROW_WITH(client->Add("k", 1), DistError, "127.0.0.1:" + std::to_string(port), "'k'");
 }
 
 }  // namespace
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::rdzv::internal

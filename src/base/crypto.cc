@@ -1,14 +1,17 @@
 // SHA-256 as FIPS 180-4 section 6.2 gives it (64 rounds over 512-bit blocks, big-endian words), HMAC as RFC 2104
 // gives it, base64 with RFC 4648's standard alphabet. Plain portable code, not tuned for speed: signing hashes a few
 // hundred bytes per request.
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
+
+#include <sys/random.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "lakerun/base/error.h"
 
-namespace lakerun::objstore {
+namespace lakerun {
 namespace {
 
 constexpr uint32_t kRoundConstants[64] = {
@@ -193,4 +196,23 @@ std::string Base64Decode(std::string_view text, std::string_view what) {
   return bytes;
 }
 
-}  // namespace lakerun::objstore
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string RandomBytes(size_t n) {
+  std::string bytes(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::getrandom(bytes.data() + got, n - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    LAKERUN_CHECK_AS(IoError, r > 0, "getrandom(", n, " bytes) failed: ", std::strerror(errno));
+    got += static_cast<size_t>(r);
+  }
+  return bytes;
+}
+
+}  // namespace lakerun

@@ -1,4 +1,4 @@
-#include "objstore/crypto.h"
+#include "lakerun/base/crypto.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "lakerun/base/error.h"
 
-namespace lakerun::objstore {
+namespace lakerun {
 namespace {
 
 std::string Sha256Hex(std::string_view data) { return HexLower(Sha256(data)); }
@@ -124,5 +124,20 @@ TEST(Base64Test, DecodeErrorsNameWhatButNotTheText) {
   EXPECT_NE(DecodeError("Zm9v\nZg=").find("offset 4"), std::string::npos);
 }
 
+TEST(ConstantTimeEqualTest, ComparesContentAndLength) {
+  EXPECT_TRUE(ConstantTimeEqual("", ""));
+  EXPECT_TRUE(ConstantTimeEqual(std::string("a\0b", 3), std::string("a\0b", 3)));
+  EXPECT_FALSE(ConstantTimeEqual("abc", "abd"));
+  EXPECT_FALSE(ConstantTimeEqual("abc", "ab"));
+}
+
+TEST(RandomBytesTest, GivesTheLengthAskedAndDiffers) {
+  EXPECT_EQ(RandomBytes(0).size(), 0u);
+  const std::string a = RandomBytes(32);
+  const std::string b = RandomBytes(32);
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_NE(a, b);  // 2^-256
+}
+
 }  // namespace
-}  // namespace lakerun::objstore
+}  // namespace lakerun

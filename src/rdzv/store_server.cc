@@ -1,4 +1,4 @@
-#include "launch/store_server.h"
+#include "rdzv/store_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -24,10 +24,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lakerun/base/crypto.h"
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
+#include "rdzv/store_auth.h"
 
-namespace lakerun::launch::internal {
+namespace lakerun::rdzv::internal {
 namespace {
 
 constexpr uint64_t kListenId = 0;
@@ -37,10 +39,23 @@ constexpr size_t kReadChunk = 64 * 1024;
 constexpr size_t kKeepBufferBytes = 1 << 20;
 // Reads per readiness event before other connections get their turn.
 constexpr int kReadsPerEvent = 16;
+// How often the loop looks for handshakes that took too long (kSecret only).
+constexpr int kHandshakeSweepMs = 500;
+// Refusals logged one by one; past these, one line per kRefusalLogEvery (a scan must not flood the log).
+constexpr uint64_t kRefusalsLogged = 20;
+constexpr uint64_t kRefusalLogEvery = 1000;
+
+using Clock = std::chrono::steady_clock;
+
+enum class AuthState { kAwaitingAnswer, kDone };
 
 struct Connection {
   int fd = -1;
   std::string peer;
+  AuthState auth = AuthState::kDone;
+  // kAwaitingAnswer: the nonce this connection was challenged with, and when.
+  std::string nonce;
+  Clock::time_point accepted_at;
   StoreDialect dialect = StoreDialect::kUnknown;
   std::string in;
   std::string out;
@@ -81,10 +96,16 @@ struct ConnectionError {
   std::string message;
 };
 
-class EpollStoreServerImpl final : public EpollStoreServer {
+class EpollStoreServerImpl final : public StoreServer {
  public:
   EpollStoreServerImpl(const StoreServerOptions& options, const StoreLimits& limits)
-      : host_(options.host), limits_(limits) {
+      : host_(options.host),
+        limits_(limits),
+        access_(options.access),
+        secret_(options.secret),
+        handshake_timeout_(options.handshake_timeout) {
+    LAKERUN_CHECK_AS(ConfigError, access_ == StoreAccess::kOpen || !secret_.empty(), "store on ", options.host, ":",
+                     options.port, ": StoreAccess::kSecret needs a secret");
     Listen(options);
     thread_ = std::thread([this] { Loop(); });
   }
@@ -138,8 +159,48 @@ class EpollStoreServerImpl final : public EpollStoreServer {
     }
   }
 
+  std::string CompareSet(const std::string& key, const std::string& expected, const std::string& desired) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return DoCompareSet(WireKey(key), expected, desired);
+  }
+
+  bool Delete(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return DoDelete(WireKey(key));
+  }
+
+  bool Check(const std::vector<std::string>& keys) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& key : keys) {
+      if (!Exists(WireKey(key))) return false;
+    }
+    return true;
+  }
+
+  void Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto all = [&] {
+      for (const std::string& key : keys) {
+        if (!Exists(WireKey(key))) return false;
+      }
+      return true;
+    };
+    if (!changed_.wait_for(lock, timeout, all)) {
+      std::string names;
+      for (const std::string& key : keys) names += (names.empty() ? "'" : ", '") + key + "'";
+      LAKERUN_THROW(CommTimeout, "store ", Where(), ": keys ", names, " did not all appear within ", timeout.count(),
+                    " ms");
+    }
+  }
+
+  int64_t NumKeys() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int64_t>(data_.size());
+  }
+
   const std::string& host() const override { return host_; }
   int port() const override { return port_; }
+  StoreAccess access() const override { return access_; }
 
   StoreServerStats Stats() const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -149,7 +210,8 @@ class EpollStoreServerImpl final : public EpollStoreServer {
   }
 
  private:
-  std::string Where() const { return host_ + ":" + std::to_string(port_); }
+  // host:port for messages; "*" for every interface.
+  std::string Where() const { return (host_.empty() ? std::string("*") : host_) + ":" + std::to_string(port_); }
 
   void Listen(const StoreServerOptions& options) {
     LAKERUN_CHECK(options.port >= 0 && options.port <= 65535, "store: port must be in 0..65535, got ",
@@ -160,8 +222,9 @@ class EpollStoreServerImpl final : public EpollStoreServer {
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     addrinfo* found = nullptr;
     const std::string service = std::to_string(options.port);
-    const int rc = ::getaddrinfo(options.host.empty() ? nullptr : options.host.c_str(), service.c_str(), &hints,
-                                 &found);
+    const bool any = options.host.empty() || options.host == "0.0.0.0" || options.host == "::";
+    if (options.host == "0.0.0.0") hints.ai_family = AF_INET;
+    const int rc = ::getaddrinfo(any ? nullptr : options.host.c_str(), service.c_str(), &hints, &found);
     if (rc != 0) {
       LAKERUN_THROW(DistError, "store: cannot listen on ", options.host, ":", options.port,
                     ": cannot resolve the address: ", gai_strerror(rc));
@@ -217,7 +280,7 @@ class EpollStoreServerImpl final : public EpollStoreServer {
   void Loop() {
     epoll_event events[64];
     while (true) {
-      const int n = ::epoll_wait(epoll_fd_, events, 64, -1);
+      const int n = ::epoll_wait(epoll_fd_, events, 64, access_ == StoreAccess::kSecret ? kHandshakeSweepMs : -1);
       if (n < 0 && errno != EINTR) {
         Log(LogLevel::Error, "store " + Where() + ": epoll_wait failed: " + std::strerror(errno));
         return;
@@ -235,7 +298,40 @@ class EpollStoreServerImpl final : public EpollStoreServer {
           OnEvent(id, events[i].events);
         }
       }
+      if (access_ == StoreAccess::kSecret) ExpireHandshakes();
     }
+  }
+
+  // Closes the connections that were challenged longer ago than the handshake timeout. Looks at most once per
+  // sweep period, however busy the loop is.
+  void ExpireHandshakes() {
+    const Clock::time_point now = Clock::now();
+    if (now - last_sweep_ < std::chrono::milliseconds(kHandshakeSweepMs)) return;
+    last_sweep_ = now;
+    std::vector<uint64_t> expired;
+    for (const auto& [id, conn] : conns_) {
+      if (conn.auth == AuthState::kAwaitingAnswer && now - conn.accepted_at > handshake_timeout_) {
+        expired.push_back(id);
+      }
+    }
+    for (uint64_t id : expired) {
+      Refuse(id, "no authentication within " + std::to_string(handshake_timeout_.count()) + " ms");
+    }
+  }
+
+  // Closes a connection that did not authenticate (it has read and written no key) and logs its peer, rate-limited.
+  void Refuse(uint64_t id, const std::string& why) {
+    const uint64_t n = ++stats_.refused;
+    if (n <= kRefusalsLogged || n % kRefusalLogEvery == 0) {
+      std::string line = "store " + Where() + ": refused the connection from " + conns_.at(id).peer + ": " + why +
+                         "; it read and wrote no key";
+      if (n == kRefusalsLogged) {
+        line += " (further refusals are logged once per " + std::to_string(kRefusalLogEvery) + ")";
+      }
+      if (n > kRefusalsLogged) line += " (" + std::to_string(n) + " refused so far)";
+      Log(LogLevel::Warning, line);
+    }
+    Close(id);
   }
 
   void Accept() {
@@ -252,7 +348,42 @@ class EpollStoreServerImpl final : public EpollStoreServer {
       conn.peer = PeerName(addr);
       ++stats_.accepted;
       Watch(fd, id, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
+      if (access_ == StoreAccess::kSecret) Challenge(id, conn);
     }
+  }
+
+  // Sends the connection its nonce; nothing it sends is a request until it answers (store_auth.h).
+  void Challenge(uint64_t id, Connection& conn) {
+    conn.auth = AuthState::kAwaitingAnswer;
+    conn.nonce = RandomBytes(kNonceBytes);
+    conn.accepted_at = Clock::now();
+    Send(id, conn, ServerHello(conn.nonce));
+  }
+
+  // Checks the answer at the start of the connection's input: the number of bytes it took (0 while incomplete), or
+  // -1 when the connection was refused.
+  ptrdiff_t Authenticate(uint64_t id, Connection& conn) {
+    const AnswerCheck check = CheckClientAnswer(secret_, conn.nonce, conn.in);
+    switch (check) {
+      case AnswerCheck::kIncomplete:
+        return 0;
+      case AnswerCheck::kNotLakerun:
+        Refuse(id, "it sent a request without authenticating; this store requires the job's secret (c10d's TCPStore "
+                   "client, which unmodified PyTorch uses, cannot authenticate: under `lakerun launch` it joins "
+                   "through the compatibility listener, --rdzv-compat)");
+        return -1;
+      case AnswerCheck::kWrongProof:
+        Refuse(id, "its proof does not match the job's secret (another secret, or a replayed answer)");
+        return -1;
+      case AnswerCheck::kValid:
+        break;
+    }
+    const std::string proof = ServerProof(secret_, conn.nonce, std::string_view(conn.in).substr(0, kClientAnswerBytes));
+    conn.auth = AuthState::kDone;
+    conn.nonce.clear();
+    ++stats_.authenticated;
+    Send(id, conn, proof);
+    return static_cast<ptrdiff_t>(kClientAnswerBytes);
   }
 
   void OnEvent(uint64_t id, uint32_t events) {
@@ -264,10 +395,10 @@ class EpollStoreServerImpl final : public EpollStoreServer {
     }
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
       for (int reads = 0; reads < kReadsPerEvent; ++reads) {
-        const size_t old = conn.in.size();
-        conn.in.resize(old + kReadChunk);
-        const ssize_t got = ::recv(conn.fd, conn.in.data() + old, kReadChunk, 0);
-        conn.in.resize(old + (got > 0 ? static_cast<size_t>(got) : 0));
+        // Into the loop's one buffer, then only what came into the connection's: an idle connection holds no
+        // read-sized buffer (1,024 connections would otherwise hold 64 MiB).
+        const ssize_t got = ::recv(conn.fd, scratch_.data(), scratch_.size(), 0);
+        if (got > 0) conn.in.append(scratch_.data(), static_cast<size_t>(got));
         if (got == 0) {
           Close(id);  // the client is gone (mid-request or not): drop its state
           return;
@@ -287,6 +418,15 @@ class EpollStoreServerImpl final : public EpollStoreServer {
   // Runs every complete request in the connection's input; false if the connection was closed.
   bool Process(uint64_t id) {
     Connection* conn = &conns_.at(id);
+    if (conn->auth == AuthState::kAwaitingAnswer) {
+      const ptrdiff_t taken = Authenticate(id, *conn);
+      if (taken < 0) return false;
+      if (taken == 0) return true;
+      auto it = conns_.find(id);  // the proof's Send may have closed it
+      if (it == conns_.end()) return false;
+      conn = &it->second;
+      conn->in.erase(0, static_cast<size_t>(taken));
+    }
     size_t pos = 0;
     while (pos < conn->in.size()) {
       const char* data = conn->in.data() + pos;
@@ -374,18 +514,9 @@ class EpollStoreServerImpl final : public EpollStoreServer {
         watching_[r.keys[0]].push_back(id);
         PutU8(&reply, static_cast<uint8_t>(WatchEvent::kCallbackRegistered));
         break;
-      case StoreOp::kDeleteKey: {
-        auto it = data_.find(r.keys[0]);
-        int64_t deleted = 0;
-        if (it != data_.end()) {
-          const std::string old = std::move(it->second);
-          data_.erase(it);
-          deleted = 1;
-          Notify(r.keys[0], WatchEvent::kDeleted, old, "");
-        }
-        PutI64(&reply, deleted);
+      case StoreOp::kDeleteKey:
+        PutI64(&reply, DoDelete(r.keys[0]) ? 1 : 0);
         break;
-      }
       case StoreOp::kAppend: {
         auto it = data_.find(r.keys[0]);
         if (it == data_.end()) {
@@ -486,6 +617,15 @@ class EpollStoreServerImpl final : public EpollStoreServer {
       Notify(key, WatchEvent::kUpdated, old, desired);
     }
     return data_.at(key);
+  }
+
+  bool DoDelete(const std::string& key) {
+    auto it = data_.find(key);
+    if (it == data_.end()) return false;
+    const std::string old = std::move(it->second);
+    data_.erase(it);
+    Notify(key, WatchEvent::kDeleted, old, "");
+    return true;
   }
 
   int64_t DoAdd(const std::string& key, int64_t delta) {
@@ -607,11 +747,16 @@ class EpollStoreServerImpl final : public EpollStoreServer {
 
   const std::string host_;
   const StoreLimits limits_;
+  const StoreAccess access_;
+  const std::string secret_;
+  const std::chrono::milliseconds handshake_timeout_;
   int port_ = 0;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;
+  std::vector<char> scratch_ = std::vector<char>(kReadChunk);  // the loop thread's read buffer
+  Clock::time_point last_sweep_;                                // ExpireHandshakes
 
   mutable std::mutex mu_;
   std::condition_variable changed_;
@@ -627,16 +772,24 @@ class EpollStoreServerImpl final : public EpollStoreServer {
 
 }  // namespace
 
-std::unique_ptr<EpollStoreServer> StartEpollStoreServer(const StoreServerOptions& options, const StoreLimits& limits) {
+std::unique_ptr<StoreServer> StartEpollStoreServer(const StoreServerOptions& options, const StoreLimits& limits) {
   return std::make_unique<EpollStoreServerImpl>(options, limits);
 }
 
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::rdzv::internal
 
-namespace lakerun::launch {
+namespace lakerun::rdzv {
+
+bool IsLoopbackAddress(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
 
 std::unique_ptr<StoreServer> StoreServer::Start(const StoreServerOptions& options) {
   return internal::StartEpollStoreServer(options, internal::StoreLimits{});
 }
 
-}  // namespace lakerun::launch
+}  // namespace lakerun::rdzv

@@ -1,8 +1,8 @@
-#include "launch/store_protocol.h"
+#include "rdzv/store_protocol.h"
 
 #include <cstring>
 
-namespace lakerun::launch::internal {
+namespace lakerun::rdzv::internal {
 namespace {
 
 struct OpByte {
@@ -238,4 +238,4 @@ void PutBytes(std::string* out, const std::string& bytes) {
   out->append(bytes);
 }
 
-}  // namespace lakerun::launch::internal
+}  // namespace lakerun::rdzv::internal
