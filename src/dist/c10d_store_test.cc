@@ -74,6 +74,8 @@ TEST(RdzvC10dStoreTest, PrefixStoreKeysReachTheServerWithThePrefix) {
   auto c10d = compat::MakePrefixStore("/worker/attempt_0",
                                       c10::make_intrusive<RdzvC10dStore>(stores.client, milliseconds(2000)));
   c10d->set("k", B("v"));
+  // c10d's SET has no reply: a GET on the same connection returns once the server has applied it.
+  EXPECT_EQ(S(c10d->get("k")), "v");
   EXPECT_EQ(stores.server->TryGet("/worker/attempt_0/k"), "v");
   std::thread writer([&] {
     std::this_thread::sleep_for(milliseconds(50));
