@@ -3,7 +3,8 @@
 A thin layer over lakerun's C++ core (the ``_lakerun`` extension): the same loader a C++ training program uses,
 with the same guarantees (docs/data.md): every rank yields the same number of batches, the order depends only on
 (seed, epoch), and a loader resumes mid-epoch from its ``state_dict()``. Batches are dicts of ``torch.Tensor``
-handed over from C++ without a copy. See docs/python.md.
+handed over from C++ without a copy. ``lakerun.distributed(processes=N)`` runs a function on N ranks through
+lakerun's launcher and returns every rank's result. See docs/python.md.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from ._lakerun import (
     NotImplementedError,
     Table,
 )
+from .distributed import Distributed, DistributedFunction, RankError, distributed
 
 __version__: str = _lakerun.__version__
 
 __all__ = [
-    "Loader", "Table", "Error", "IoError", "CorruptDataError", "InvalidArgument", "ConfigError",
-    "NotImplementedError", "InternalError", "DistError", "CommTimeout", "__version__",
+    "Loader", "Table", "distributed", "Distributed", "DistributedFunction", "Error", "IoError", "CorruptDataError",
+    "InvalidArgument", "ConfigError", "NotImplementedError", "InternalError", "DistError", "CommTimeout", "RankError",
+    "__version__",
 ]
 
 Table.__module__ = "lakerun"
