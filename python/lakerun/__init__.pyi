@@ -118,16 +118,18 @@ class Distributed:
     use_gpu: bool
     max_restarts: int
     timeout: Optional[float]
+    start_method: str
     def __call__(self, fn: Callable[..., _R]) -> DistributedFunction[_R]:
         """Decorates fn: calling the result runs fn on every rank."""
     def run(self, fn: Callable[..., _R], *args: Any, **kwargs: Any) -> List[_R]:
         """Calls fn(*args, **kwargs) on every rank; returns the return values, indexed by rank."""
 
 def distributed(processes: int = 1, use_gpu: bool = False, max_restarts: int = 0,
-                timeout: Optional[float] = None) -> Distributed:
+                timeout: Optional[float] = None, start_method: str = "exec") -> Distributed:
     """Runs a function on `processes` local ranks through lakerun's launcher, each with torchrun's environment
     (torch.distributed.init_process_group() needs no arguments), and returns every rank's return value, by rank.
 
     Function, arguments and results travel with cloudpickle. Output is prefixed "[rankN] ". Raises RankError (the
     function raised on a rank), DistError (a rank died, by a signal: named), CommTimeout (past `timeout` seconds),
-    KeyboardInterrupt (Ctrl-C stopped every rank)."""
+    KeyboardInterrupt (Ctrl-C stopped every rank). start_method "fork" starts one interpreter, which imports torch
+    and lakerun once and forks the ranks; "exec" starts one per rank."""

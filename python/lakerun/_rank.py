@@ -1,4 +1,5 @@
-"""One rank of lakerun.distributed (distributed.py): ``python -m lakerun._rank``, started by lakerun's launcher.
+"""One rank of lakerun.distributed (distributed.py): ``python -m lakerun._rank``, started by lakerun's launcher
+(under start_method="fork", started once and forked into every rank at ``_fork_point()``, after the imports).
 
 Reads the payload from the launcher's store (MASTER_ADDR:MASTER_PORT), calls the function and writes one record
 under ``_result_key(attempt, rank)``: ``b"R"`` + the cloudpickled result, or ``b"E"`` + a pickled dict
@@ -49,10 +50,24 @@ def _call(payload: bytes) -> bytes:
         return _error_record(error)
 
 
+def _follow_environment(environment: dict) -> None:
+    """Makes os.environ (read once at start-up) the process environment a fork start gave this rank."""
+    for name in [name for name in os.environ if name not in environment]:
+        del os.environ[name]
+    for name, value in environment.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
 def main() -> int:
+    import cloudpickle  # noqa: F401  (loaded before the fork point: once for every rank under fork start)
+
     from . import _lakerun
     from .distributed import STORE_TIMEOUT_S
 
+    environment = _lakerun._fork_point()  # start_method="fork": the ranks are forked here, each returns
+    if environment is not None:
+        _follow_environment(environment)
     rank = int(os.environ["RANK"])
     attempt = int(os.environ.get("LAKERUN_RESTART_COUNT", "0"))
     store = _lakerun._StoreClient(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), STORE_TIMEOUT_S)

@@ -58,7 +58,8 @@ class DistributedFunction:
 class Distributed:
     """The settings of ``lakerun.distributed(...)``: a decorator, and ``run(fn, *args, **kwargs)``."""
 
-    def __init__(self, processes: int, use_gpu: bool, max_restarts: int, timeout: Optional[float]) -> None:
+    def __init__(self, processes: int, use_gpu: bool, max_restarts: int, timeout: Optional[float],
+                 start_method: str = "exec") -> None:
         if not isinstance(processes, int) or processes < 1:
             raise ValueError(f"lakerun.distributed: processes must be an int >= 1, got {processes!r}")
         if not isinstance(max_restarts, int) or max_restarts < 0:
@@ -66,10 +67,13 @@ class Distributed:
         if timeout is not None and not timeout > 0:
             raise ValueError(f"lakerun.distributed: timeout must be a positive number of seconds or None, "
                              f"got {timeout!r}")
+        if start_method not in ("exec", "fork"):
+            raise ValueError(f"lakerun.distributed: start_method must be 'exec' or 'fork', got {start_method!r}")
         self.processes = processes
         self.use_gpu = use_gpu
         self.max_restarts = max_restarts
         self.timeout = timeout
+        self.start_method = start_method
 
     def __call__(self, fn: Callable[..., Any]) -> DistributedFunction:
         if not callable(fn):
@@ -85,12 +89,12 @@ class Distributed:
         sys.stderr.flush()
         outcome = _lakerun._launch([sys.executable or "python3", "-m", "lakerun._rank"], self.processes, payload,
                                    use_gpu=self.use_gpu, max_restarts=self.max_restarts, timeout=self.timeout,
-                                   extra_env=_rank_environment())
+                                   extra_env=_rank_environment(), start_method=self.start_method)
         return _results(outcome, name, self.timeout)
 
 
 def distributed(processes: int = 1, use_gpu: bool = False, max_restarts: int = 0,
-                timeout: Optional[float] = None) -> Distributed:
+                timeout: Optional[float] = None, start_method: str = "exec") -> Distributed:
     """Runs a function on ``processes`` local ranks through lakerun's launcher.
 
     As a decorator::
@@ -115,6 +119,9 @@ def distributed(processes: int = 1, use_gpu: bool = False, max_restarts: int = 0
         use_gpu: one GPU per rank (CUDA_VISIBLE_DEVICES); more ranks than visible GPUs are capped with a warning.
         max_restarts: whole-group restarts after a rank fails.
         timeout: seconds each attempt may run; None for no limit.
+        start_method: "exec" starts a fresh interpreter per rank; "fork" starts one, which imports torch and
+            lakerun and then forks the ranks (each skips the interpreter's start and torch's import; the calling
+            process becomes the child subreaper of what the ranks leave behind).
 
     Calling raises:
         lakerun.RankError: the function raised on a rank (the first to fail); it names the rank and carries the
@@ -123,7 +130,7 @@ def distributed(processes: int = 1, use_gpu: bool = False, max_restarts: int = 0
         lakerun.CommTimeout: the ranks ran past ``timeout``.
         KeyboardInterrupt: Ctrl-C (SIGINT) stopped every rank (each gets SIGTERM, then SIGKILL after 5 s).
     """
-    return Distributed(processes, use_gpu, max_restarts, timeout)
+    return Distributed(processes, use_gpu, max_restarts, timeout, start_method)
 
 
 def _unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:

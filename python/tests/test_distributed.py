@@ -27,9 +27,10 @@ def decorated_square(x):
     return int(os.environ["RANK"]), x * x
 
 
-@pytest.mark.parametrize("processes", [2, 4])
-def test_returns_every_ranks_result_indexed_by_rank(processes):
-    results = lakerun.distributed(processes=processes)(rank_and_environment)({"k": [1, 2]})
+@pytest.mark.parametrize("processes,start_method", [(2, "exec"), (4, "exec"), (2, "fork"), (4, "fork")])
+def test_returns_every_ranks_result_indexed_by_rank(processes, start_method):
+    # Under fork start os.environ must follow the environment each forked rank was given.
+    results = lakerun.distributed(processes=processes, start_method=start_method)(rank_and_environment)({"k": [1, 2]})
     assert results == [(r, processes, r, {"k": [1, 2]}) for r in range(processes)]
 
 
@@ -103,8 +104,9 @@ def all_reduce_ranks():
         dist.destroy_process_group()
 
 
-def test_torch_distributed_all_reduce_inside_the_ranks():
-    assert lakerun.distributed(processes=2)(all_reduce_ranks)() == [(3.0, 2), (3.0, 2)]
+@pytest.mark.parametrize("start_method", ["exec", "fork"])
+def test_torch_distributed_all_reduce_inside_the_ranks(start_method):
+    assert lakerun.distributed(processes=2, start_method=start_method)(all_reduce_ranks)() == [(3.0, 2), (3.0, 2)]
 
 
 def print_hello():
@@ -124,6 +126,8 @@ def test_bad_settings_are_clear_errors():
         lakerun.distributed(processes=0)
     with pytest.raises(ValueError, match="timeout"):
         lakerun.distributed(processes=2, timeout=-1)
+    with pytest.raises(ValueError, match="start_method"):
+        lakerun.distributed(processes=2, start_method="spawn")
     with pytest.raises(TypeError, match="cannot pickle"):
         lakerun.distributed(processes=2).run(rank_and_environment, (i for i in range(3)))
 
@@ -138,7 +142,7 @@ CTRL_C_SCRIPT = textwrap.dedent("""
         time.sleep(120)
 
     try:
-        lakerun.distributed(processes=2)(sleeper)(sys.argv[1])
+        lakerun.distributed(processes=2, start_method=sys.argv[2])(sleeper)(sys.argv[1])
     except KeyboardInterrupt:
         print("KeyboardInterrupt in the caller", flush=True)
         sys.exit(3)
@@ -163,10 +167,11 @@ def wait_for(condition, timeout_s: float) -> bool:
     return condition()
 
 
-def test_ctrl_c_stops_every_rank_and_raises_keyboard_interrupt(tmp_path):
+@pytest.mark.parametrize("start_method", ["exec", "fork"])
+def test_ctrl_c_stops_every_rank_and_raises_keyboard_interrupt(tmp_path, start_method):
     script = tmp_path / "ctrl_c.py"
     script.write_text(CTRL_C_SCRIPT)
-    caller = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stdout=subprocess.PIPE,
+    caller = subprocess.Popen([sys.executable, str(script), str(tmp_path), start_method], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=os.environ.copy())
     pid_files = [tmp_path / "0.pid", tmp_path / "1.pid"]
     pids = []

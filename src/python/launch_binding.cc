@@ -9,13 +9,19 @@
 // (LaunchOptions::take_signal_handlers), so Ctrl-C reaches the launcher, which stops every rank; once they are gone
 // the handler is back and the signal is delivered to this process again: Python's default raises
 // KeyboardInterrupt in the caller.
+//
+// start_method "fork" (LaunchOptions::start_method = kFork): one rank process is started as a template; _rank.py
+// imports torch, cloudpickle and this package, then calls _fork_point(), where the template forks every rank, so the
+// interpreter starts and torch loads once instead of once per rank.
 #include <pybind11/stl.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +29,7 @@
 #include <vector>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/fork_point.h"
 #include "lakerun/launch/launcher.h"
 #include "lakerun/launch/store.h"
 #include "python/bindings.h"
@@ -52,7 +59,14 @@ struct LaunchArgs {
   std::optional<double> timeout_s;
   double grace_period_s = 5;
   std::map<std::string, std::string> extra_env;
+  launch::StartMethod start_method = launch::StartMethod::kExec;
 };
+
+launch::StartMethod ParseStartMethod(const std::string& name) {
+  if (name == "exec") return launch::StartMethod::kExec;
+  if (name == "fork") return launch::StartMethod::kFork;
+  LAKERUN_THROW(ConfigError, "distributed: start_method must be 'exec' or 'fork', got '", name, "'");
+}
 
 py::dict Outcome(const launch::LaunchResult& result, launch::StoreServer& store) {
   py::list records;
@@ -97,6 +111,7 @@ py::dict LaunchRanks(const LaunchArgs& args, const py::bytes& payload) {
   options.grace_period = Millis(args.grace_period_s, "grace_period");
   options.extra_env = args.extra_env;
   options.take_signal_handlers = true;
+  options.start_method = args.start_method;
   std::string bytes = payload;
   std::unique_ptr<launch::StoreServer> store;
   launch::LaunchResult result;
@@ -113,6 +128,30 @@ py::dict LaunchRanks(const LaunchArgs& args, const py::bytes& payload) {
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   }
   return Outcome(result, *store);
+}
+
+// The fork point of a rank started with start_method="fork" (lakerun/base/fork_point.h): in the template, forks the
+// ranks and returns in each of them with Python's fork hooks run, as os.fork() does, and returns the process
+// environment (which the fork set to the rank's) so that os.environ can follow it; None in a process started
+// without fork start, where it returns at once. Call it with no other thread running.
+py::object ForkPoint() {
+  const pid_t before = ::getpid();
+  PyOS_BeforeFork();
+  lakerun::ForkPoint();
+  if (::getpid() == before) {
+    PyOS_AfterFork_Parent();
+    return py::none();
+  }
+  PyOS_AfterFork_Child();
+  py::dict environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const char* eq = std::strchr(*entry, '=');
+    if (eq == nullptr) continue;
+    const std::string name(*entry, static_cast<size_t>(eq - *entry));  // decoded as os.environ does (the file-system encoding, surrogateescape)
+    environment[py::reinterpret_steal<py::str>(PyUnicode_DecodeFSDefaultAndSize(name.data(), name.size()))] =
+        py::reinterpret_steal<py::str>(PyUnicode_DecodeFSDefault(eq + 1));
+  }
+  return environment;
 }
 
 // A rank's connection to the caller's store (MASTER_ADDR:MASTER_PORT).
@@ -153,7 +192,8 @@ void RegisterLaunch(py::module_& m) {
   m.def(
       "_launch",
       [](std::vector<std::string> command, int processes, const py::bytes& payload, bool use_gpu, int max_restarts,
-         std::optional<double> timeout, double grace_period, std::map<std::string, std::string> extra_env) {
+         std::optional<double> timeout, double grace_period, std::map<std::string, std::string> extra_env,
+         const std::string& start_method) {
         LaunchArgs a;
         a.command = std::move(command);
         a.processes = processes;
@@ -162,14 +202,18 @@ void RegisterLaunch(py::module_& m) {
         a.timeout_s = timeout;
         a.grace_period_s = grace_period;
         a.extra_env = std::move(extra_env);
+        a.start_method = ParseStartMethod(start_method);
         return LaunchRanks(a, payload);
       },
       py::arg("command"), py::arg("processes"), py::arg("payload"), py::arg("use_gpu") = false,
       py::arg("max_restarts") = 0, py::arg("timeout") = py::none(), py::arg("grace_period") = 5.0,
-      py::arg("extra_env") = std::map<std::string, std::string>{},
+      py::arg("extra_env") = std::map<std::string, std::string>{}, py::arg("start_method") = "exec",
       "Runs `command` on `processes` ranks under lakerun's launcher (torchrun's environment, rank-prefixed output, "
       "fail-fast, no orphans) with `payload` in its store; returns {records, exit_code, restarts, timed_out, "
       "interrupted_by, failure} once every rank is gone. The GIL is released meanwhile.");
+  m.def("_fork_point", &ForkPoint,
+        "A rank's fork point under start_method='fork': returns the rank's environment in each forked rank, None "
+        "elsewhere.");
   py::class_<StoreClient>(m, "_StoreClient", "A rank's connection to the launcher's store.")
       .def(py::init<const std::string&, int, double>(), py::arg("host"), py::arg("port"), py::arg("timeout"))
       .def("get", &StoreClient::Get, py::arg("key"), py::arg("timeout"),
