@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""lakerun.distributed(processes=2) against torch.distributed's elastic_launch (torchrun's engine), same function:
+"""lakerun.distributed(processes=N) against torch.distributed's elastic_launch (torchrun's engine), same function:
 the time from the call to every rank being past its first all-reduce, and to the call's return, in one run.
 
   PYTHONPATH=build/python python3 bench/python/launch_bench.py [--rounds 5] [--processes 2]
 
 The function initialises torch.distributed (gloo, from torchrun's environment), all-reduces one tensor, and returns
-the wall-clock time just after it. Rounds alternate the two launchers; medians and the median of per-round ratios
-are printed. elastic_launch runs as torchrun does on one machine: c10d rendezvous on loopback, spawn start, the
+the wall-clock time just after it; lakerun runs with start_method "exec" (the default: an interpreter per rank) and
+"fork" (one interpreter imports torch, then forks the ranks). Rounds alternate the three; medians and the median
+of per-round ratios are printed. elastic_launch runs as torchrun does on one machine: c10d rendezvous on loopback, spawn start, the
 monitor polling every 0.1 s, OMP_NUM_THREADS=1 as torchrun sets it for several ranks; lakerun gives its ranks
 OMP_NUM_THREADS = cores / ranks.
 """
@@ -32,11 +33,11 @@ def first_all_reduce():
     return done
 
 
-def run_lakerun(processes: int):
+def run_lakerun(processes: int, start_method: str):
     import lakerun
 
     start = time.time()
-    done = lakerun.distributed(processes=processes)(first_all_reduce)()
+    done = lakerun.distributed(processes=processes, start_method=start_method)(first_all_reduce)()
     return max(done) - start, time.time() - start
 
 
@@ -56,20 +57,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args()
-    times = {"lakerun": [], "elastic": []}
-    ratios = []
+    runners = {"exec": lambda: run_lakerun(args.processes, "exec"),
+               "fork": lambda: run_lakerun(args.processes, "fork"),
+               "elastic": lambda: run_elastic(args.processes)}
+    times = {name: [] for name in runners}
     for _ in range(args.rounds):
-        times["lakerun"].append(run_lakerun(args.processes))
-        times["elastic"].append(run_elastic(args.processes))
-        ratios.append(times["elastic"][-1][0] / times["lakerun"][-1][0])
-    med = {k: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for k, v in times.items()}
+        for name, runner in runners.items():
+            times[name].append(runner())
     print(f"{args.processes} ranks, {args.rounds} alternating rounds, load average {os.getloadavg()[0]:.1f}")
-    print(f"  lakerun.distributed: first all-reduce done after {med['lakerun'][0]:.2f} s, call returned after "
-          f"{med['lakerun'][1]:.2f} s")
-    print(f"  elastic_launch:      first all-reduce done after {med['elastic'][0]:.2f} s, call returned after "
-          f"{med['elastic'][1]:.2f} s")
-    print(f"  start to first all-reduce: lakerun {statistics.median(ratios):.2f}x faster (rounds "
-          f"{', '.join(f'{r:.2f}x' for r in ratios)})")
+    labels = {"exec": "lakerun.distributed (exec)", "fork": "lakerun.distributed (fork)", "elastic": "elastic_launch"}
+    for name, label in labels.items():
+        print(f"  {label:27}: first all-reduce done after {statistics.median(t[0] for t in times[name]):.2f} s, "
+              f"call returned after {statistics.median(t[1] for t in times[name]):.2f} s")
+    for name in ("exec", "fork"):
+        ratios = [e[0] / l[0] for e, l in zip(times["elastic"], times[name])]
+        print(f"  start to first all-reduce, start_method={name}: {statistics.median(ratios):.2f}x faster than "
+              f"elastic_launch (rounds {', '.join(f'{r:.2f}x' for r in ratios)})")
 
 
 if __name__ == "__main__":
