@@ -12,6 +12,7 @@ import lakerun
 from conftest import import_csv
 
 ROWS = 300_000
+LOADERS = 3
 
 
 @pytest.fixture(scope="module")
@@ -46,21 +47,21 @@ def test_another_thread_counts_while_batches_are_produced(large_table):
     counter.start()
     try:
         sys.setswitchinterval(60)
-        loader = lakerun.Loader(large_table, columns=["id", "x"], batch_size=25_000, shuffle=True, num_threads=0)
         during_next = 0
         samples = 0
-        it = iter(loader)
-        while True:
-            before = counter.count
-            batch = next(it, None)
-            during_next += counter.count - before
-            if batch is None:
-                break
-            samples += batch["id"].shape[0]
-            del batch  # freeing a tensor may release the GIL: not inside the window counted
+        for seed in range(LOADERS):  # fresh loaders: every batch decodes its rows inside next()
+            it = iter(lakerun.Loader(large_table, columns=["id", "x"], batch_size=25_000, seed=seed, num_threads=0))
+            while True:
+                before = counter.count
+                batch = next(it, None)
+                during_next += counter.count - before
+                if batch is None:
+                    break
+                samples += batch["id"].shape[0]
+                del batch  # freeing a tensor may release the GIL: not inside the window counted
     finally:
         sys.setswitchinterval(interval)
         counter.stop.set()
         counter.join(timeout=10)
-    assert samples == ROWS
-    assert during_next > 0, "no count while next() produced 12 batches: the GIL was held"
+    assert samples == LOADERS * ROWS
+    assert during_next > 0, f"no count while next() produced {LOADERS * 12} batches: the GIL was held"
