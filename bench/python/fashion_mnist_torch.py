@@ -106,7 +106,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     run_args = (args.table, args.epochs, args.lr, args.batch_size, args.seed)
     config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=args.processes, rdzv_backend="c10d",
-                          rdzv_endpoint="127.0.0.1:0", run_id="fashion-mnist", max_restarts=0)
+                          rdzv_endpoint="127.0.0.1:0", run_id="fashion-mnist", max_restarts=0, monitor_interval=0.1)
     accuracies = elastic_launch(config, train)(*run_args)
     print(f"Test accuracy: {accuracies[0]:.4f} (every rank: {accuracies})")
     print(f"Wall time: {time.time() - START:.1f} s")

@@ -6,10 +6,10 @@ the time from the call to every rank being past its first all-reduce, and to the
 
 The function initialises torch.distributed (gloo, from torchrun's environment), all-reduces one tensor, and returns
 the wall-clock time just after it; lakerun runs with start_method "exec" (the default: an interpreter per rank) and
-"fork" (one interpreter imports torch, then forks the ranks). Rounds alternate the three; medians and the median
-of per-round ratios are printed. elastic_launch runs as torchrun does on one machine: c10d rendezvous on loopback, spawn start, the
-monitor polling every 0.1 s, OMP_NUM_THREADS=1 as torchrun sets it for several ranks; lakerun gives its ranks
-OMP_NUM_THREADS = cores / ranks.
+"fork" (one interpreter imports torch, then forks the ranks). Rounds alternate the three; medians and the median of
+per-round ratios are printed. elastic_launch runs as torchrun does on one machine: c10d rendezvous on loopback,
+spawn start, the monitor polling every 0.1 s, OMP_NUM_THREADS=1 as torchrun sets it for several ranks; lakerun gives
+its ranks OMP_NUM_THREADS = cores / ranks.
 """
 import argparse
 import os
