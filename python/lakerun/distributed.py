@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 import cloudpickle
 
 from . import _lakerun
+from ._console import Console
 from ._lakerun import CommTimeout, DistError
 
 # Limit on the pickled function and arguments, and on each rank's pickled result (as the C++ function API's).
@@ -85,11 +86,15 @@ class Distributed:
         fn = _unwrap(fn)
         name = getattr(fn, "__qualname__", repr(fn))
         payload = _payload(fn, args, kwargs)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        outcome = _lakerun._launch([sys.executable or "python3", "-m", "lakerun._rank"], self.processes, payload,
-                                   use_gpu=self.use_gpu, max_restarts=self.max_restarts, timeout=self.timeout,
-                                   extra_env=_rank_environment(), start_method=self.start_method)
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        with Console() as console:
+            outcome = _lakerun._launch([sys.executable or "python3", "-m", "lakerun._rank"], self.processes,
+                                       payload, use_gpu=self.use_gpu, max_restarts=self.max_restarts,
+                                       timeout=self.timeout, extra_env=_rank_environment(),
+                                       start_method=self.start_method, stdout_fd=console.fds[0],
+                                       stderr_fd=console.fds[1])
         return _results(outcome, name, self.timeout)
 
 
@@ -112,7 +117,8 @@ def distributed(processes: int = 1, use_gpu: bool = False, max_restarts: int = 0
     The function and its arguments travel with cloudpickle (functions of ``__main__`` and notebooks by value, those
     of importable modules by reference: the ranks get this process's ``sys.path``); so do the results, at most
     MAX_PAYLOAD_BYTES each. Each rank has torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
-    MASTER_PORT, ...). The ranks' output reaches this process's stdout and stderr prefixed ``[rankN] ``.
+    MASTER_PORT, ...). The ranks' output reaches this process's sys.stdout and sys.stderr prefixed ``[rankN] ``
+    (also when they are a notebook's streams rather than file descriptors 1 and 2).
 
     Args:
         processes: the number of ranks.

@@ -121,6 +121,14 @@ def test_output_is_rank_prefixed(capfd):
     assert "[rank1] warning from 1" in err
 
 
+def test_output_reaches_a_replaced_sys_stdout(capsys):
+    # capsys replaces sys.stdout and sys.stderr with objects that have no file descriptor, as a notebook does.
+    lakerun.distributed(processes=2)(print_hello)()
+    out, err = capsys.readouterr()
+    assert "[rank0] hello from 0" in out and "[rank1] hello from 1" in out
+    assert "[rank0] warning from 0" in err and "hello" not in err
+
+
 def test_bad_settings_are_clear_errors():
     with pytest.raises(ValueError, match="processes"):
         lakerun.distributed(processes=0)

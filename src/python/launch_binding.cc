@@ -60,6 +60,7 @@ struct LaunchArgs {
   double grace_period_s = 5;
   std::map<std::string, std::string> extra_env;
   launch::StartMethod start_method = launch::StartMethod::kExec;
+  int stdout_fd = 1, stderr_fd = 2;  // where the prefixed lines go
 };
 
 launch::StartMethod ParseStartMethod(const std::string& name) {
@@ -112,6 +113,8 @@ py::dict LaunchRanks(const LaunchArgs& args, const py::bytes& payload) {
   options.extra_env = args.extra_env;
   options.take_signal_handlers = true;
   options.start_method = args.start_method;
+  options.stdout_fd = args.stdout_fd;
+  options.stderr_fd = args.stderr_fd;
   std::string bytes = payload;
   std::unique_ptr<launch::StoreServer> store;
   launch::LaunchResult result;
@@ -193,7 +196,7 @@ void RegisterLaunch(py::module_& m) {
       "_launch",
       [](std::vector<std::string> command, int processes, const py::bytes& payload, bool use_gpu, int max_restarts,
          std::optional<double> timeout, double grace_period, std::map<std::string, std::string> extra_env,
-         const std::string& start_method) {
+         const std::string& start_method, int stdout_fd, int stderr_fd) {
         LaunchArgs a;
         a.command = std::move(command);
         a.processes = processes;
@@ -203,11 +206,14 @@ void RegisterLaunch(py::module_& m) {
         a.grace_period_s = grace_period;
         a.extra_env = std::move(extra_env);
         a.start_method = ParseStartMethod(start_method);
+        a.stdout_fd = stdout_fd;
+        a.stderr_fd = stderr_fd;
         return LaunchRanks(a, payload);
       },
       py::arg("command"), py::arg("processes"), py::arg("payload"), py::arg("use_gpu") = false,
       py::arg("max_restarts") = 0, py::arg("timeout") = py::none(), py::arg("grace_period") = 5.0,
       py::arg("extra_env") = std::map<std::string, std::string>{}, py::arg("start_method") = "exec",
+      py::arg("stdout_fd") = 1, py::arg("stderr_fd") = 2,
       "Runs `command` on `processes` ranks under lakerun's launcher (torchrun's environment, rank-prefixed output, "
       "fail-fast, no orphans) with `payload` in its store; returns {records, exit_code, restarts, timed_out, "
       "interrupted_by, failure} once every rank is gone. The GIL is released meanwhile.");
