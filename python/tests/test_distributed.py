@@ -129,6 +129,17 @@ def test_output_reaches_a_replaced_sys_stdout(capsys):
     assert "[rank0] warning from 0" in err and "hello" not in err
 
 
+def oversized_result():
+    return b"x" * (64 << 20)
+
+
+def test_payloads_over_the_limit_are_clear_errors():
+    with pytest.raises(ValueError, match="limit of 67108864 bytes"):
+        lakerun.distributed(processes=2).run(len, b"x" * (64 << 20))  # refused before any rank starts
+    with pytest.raises(lakerun.RankError, match="the pickled result is .* more than the limit of 67108864 bytes"):
+        lakerun.distributed(processes=2)(oversized_result)()
+
+
 def test_bad_settings_are_clear_errors():
     with pytest.raises(ValueError, match="processes"):
         lakerun.distributed(processes=0)
