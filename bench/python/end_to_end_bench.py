@@ -8,9 +8,9 @@ same epochs, lr and batch size, in one run.
 Each script runs as a command; its wall time is measured from the command's start to its exit, and its printed
 test accuracy is read back. The Delta tables are imported once beforehand with `lakerun table import fashion-mnist`
 (as the IDX files are installed beforehand), outside the timing. elastic_launch's monitor polls every 0.1 s (its
-API's default, 30 s, would add up to 30 s to the peer's exit; torchrun's is 5 s). Also prints how many lines differ between the two
-scripts: code lines (the module docstrings aside), counted as a migration changes them (a replaced block counts
-its longer side), and all lines. Targets: >= 2x faster, <= 10 lines changed.
+API's default, 30 s, would add up to 30 s to the peer's exit; torchrun's is 5 s). Also prints how many lines differ
+between the two scripts: code lines (the module docstrings aside), counted as a migration changes them (a replaced
+block counts its longer side), and all lines. Targets: >= 2x faster, <= 10 lines changed.
 """
 import argparse
 import ast

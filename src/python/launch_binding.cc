@@ -150,7 +150,8 @@ py::object ForkPoint() {
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const char* eq = std::strchr(*entry, '=');
     if (eq == nullptr) continue;
-    const std::string name(*entry, static_cast<size_t>(eq - *entry));  // decoded as os.environ does (the file-system encoding, surrogateescape)
+    // Decoded as os.environ decodes it: the file-system encoding, surrogateescape.
+    const std::string name(*entry, static_cast<size_t>(eq - *entry));
     environment[py::reinterpret_steal<py::str>(PyUnicode_DecodeFSDefaultAndSize(name.data(), name.size()))] =
         py::reinterpret_steal<py::str>(PyUnicode_DecodeFSDefault(eq + 1));
   }
