@@ -3,7 +3,8 @@
 A thin layer over lakerun's C++ core (the ``_lakerun`` extension): the same loader a C++ training program uses,
 with the same guarantees (docs/data.md): every rank yields the same number of batches, the order depends only on
 (seed, epoch), and a loader resumes mid-epoch from its ``state_dict()``. Batches are dicts of ``torch.Tensor``
-handed over from C++ without a copy. See docs/python.md.
+handed over from C++ without a copy. ``lakerun.distributed(processes=N)`` runs a function on N ranks through
+lakerun's launcher and returns every rank's result. See docs/python.md.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from ._lakerun import (
     NotImplementedError,
     Table,
 )
+from .distributed import Distributed, DistributedFunction, RankError, distributed
 
 __version__: str = _lakerun.__version__
 
 __all__ = [
-    "Loader", "Table", "Error", "IoError", "CorruptDataError", "InvalidArgument", "ConfigError",
-    "NotImplementedError", "InternalError", "DistError", "CommTimeout", "__version__",
+    "Loader", "Table", "distributed", "Distributed", "DistributedFunction", "Error", "IoError", "CorruptDataError",
+    "InvalidArgument", "ConfigError", "NotImplementedError", "InternalError", "DistError", "CommTimeout", "RankError",
+    "__version__",
 ]
 
 Table.__module__ = "lakerun"
@@ -53,8 +56,8 @@ class Loader(_lakerun._Loader):
     Args:
         table: a Delta table, a folder of Parquet files or one Parquet file (a path or URI), or a ``lakerun.Table``
             (its path and version are read).
-        columns: columns to read, in this order; None reads every column. Binary and string columns need image
-            decoding or raw-bytes options the C++ loader has and this slice does not expose yet.
+        columns: columns to read, in this order; None reads every column. Binary and string columns must be
+            named in ``raw_bytes`` (image decoding is not exposed yet).
         batch_size: samples per batch.
         shuffle: shuffle the samples (block/window shuffle, docs/data.md); False reads them in table order.
         seed: the shuffle's seed; the order of an epoch depends only on (seed, epoch).
@@ -68,6 +71,9 @@ class Loader(_lakerun._Loader):
             defaults (1024 and 8).
         version, timestamp: a Delta table's version, or the newest version committed at or before ``timestamp``
             (ms since 1970); the latest when both are None.
+        raw_bytes: binary or string columns handed over undecoded: ``batch[c]`` is uint8 [total bytes of the
+            batch] and ``batch[c + ".offsets"]`` int64 [B + 1] (sample i is ``batch[c][offsets[i]:offsets[i+1]]``);
+            a column of fixed-size values (Fashion-MNIST's 784-byte images) is ``batch[c].view(B, -1)``.
 
     Raises:
         lakerun.IoError: the table cannot be read (the message names the path).
@@ -79,7 +85,8 @@ class Loader(_lakerun._Loader):
                  shuffle: bool = True, seed: int = 0, filter: Optional[str] = None, rank: Optional[int] = None,
                  world_size: Optional[int] = None, drop_last: bool = False, num_threads: int = 2,
                  shuffle_block_size: Optional[int] = None, shuffle_window_blocks: Optional[int] = None,
-                 version: Optional[int] = None, timestamp: Optional[int] = None) -> None:
+                 version: Optional[int] = None, timestamp: Optional[int] = None,
+                 raw_bytes: Optional[Sequence[str]] = None) -> None:
         if isinstance(table, Table):
             if version is None and timestamp is None:
                 version = table.version
@@ -88,7 +95,7 @@ class Loader(_lakerun._Loader):
             rank, world_size = _distributed_place()
         super().__init__(str(table), None if columns is None else list(columns), batch_size, shuffle, seed,
                          filter, rank, world_size, drop_last, num_threads, shuffle_block_size,
-                         shuffle_window_blocks, version, timestamp)
+                         shuffle_window_blocks, version, timestamp, None if raw_bytes is None else list(raw_bytes))
 
     def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
         """Continues the current epoch (replays it once an iteration reached its end)."""

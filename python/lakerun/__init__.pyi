@@ -1,7 +1,7 @@
 """Type hints of the lakerun package (docs/python.md)."""
 
 import builtins
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import torch
 
@@ -60,7 +60,8 @@ class Loader:
                  shuffle: bool = True, seed: int = 0, filter: Optional[str] = None, rank: Optional[int] = None,
                  world_size: Optional[int] = None, drop_last: bool = False, num_threads: int = 2,
                  shuffle_block_size: Optional[int] = None, shuffle_window_blocks: Optional[int] = None,
-                 version: Optional[int] = None, timestamp: Optional[int] = None) -> None: ...
+                 version: Optional[int] = None, timestamp: Optional[int] = None,
+                 raw_bytes: Optional[Sequence[str]] = None) -> None: ...
     def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
         """Continues the current epoch (replays it once an iteration reached its end)."""
     def __next__(self) -> Dict[str, torch.Tensor]:
@@ -88,3 +89,47 @@ class Loader:
     @property
     def samples_per_epoch(self) -> int:
         """Samples this rank yields per epoch (padding included)."""
+
+_R = TypeVar("_R")
+
+class RankError(DistError):
+    """The function raised on a rank: the first rank to fail, with its traceback."""
+
+    rank: int
+    """The rank whose function raised."""
+    function: str
+    """The function's qualified name."""
+    remote_traceback: str
+    """The rank's traceback, as text."""
+    exception: Optional[BaseException]
+    """The rank's exception when it could be pickled back (also __cause__), else None."""
+
+class DistributedFunction(Generic[_R]):
+    """A function that runs on every rank when called (what @lakerun.distributed(...) makes of it)."""
+
+    __wrapped__: Callable[..., _R]
+    def __call__(self, *args: Any, **kwargs: Any) -> List[_R]:
+        """Runs the function on every rank with these arguments; returns the ranks' return values, by rank."""
+
+class Distributed:
+    """The settings of lakerun.distributed(...): a decorator, and run(fn, *args, **kwargs)."""
+
+    processes: int
+    use_gpu: bool
+    max_restarts: int
+    timeout: Optional[float]
+    start_method: str
+    def __call__(self, fn: Callable[..., _R]) -> DistributedFunction[_R]:
+        """Decorates fn: calling the result runs fn on every rank."""
+    def run(self, fn: Callable[..., _R], *args: Any, **kwargs: Any) -> List[_R]:
+        """Calls fn(*args, **kwargs) on every rank; returns the return values, indexed by rank."""
+
+def distributed(processes: int = 1, use_gpu: bool = False, max_restarts: int = 0,
+                timeout: Optional[float] = None, start_method: str = "exec") -> Distributed:
+    """Runs a function on `processes` local ranks through lakerun's launcher, each with torchrun's environment
+    (torch.distributed.init_process_group() needs no arguments), and returns every rank's return value, by rank.
+
+    Function, arguments and results travel with cloudpickle. Output is prefixed "[rankN] ". Raises RankError (the
+    function raised on a rank), DistError (a rank died, by a signal: named), CommTimeout (past `timeout` seconds),
+    KeyboardInterrupt (Ctrl-C stopped every rank). start_method "fork" starts one interpreter, which imports torch
+    and lakerun once and forks the ranks; "exec" starts one per rank."""

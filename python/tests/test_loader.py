@@ -97,3 +97,12 @@ def test_batches_are_the_cpp_tensors_not_copies(delta_table):
         # The addresses the C++ side recorded for this batch's tensors before handing them over: a copy anywhere
         # in the binding (a clone, a numpy round trip, a contiguous() of a strided tensor) would differ.
         assert {name: t.data_ptr() for name, t in batch.items()} == loader._last_batch_data_ptrs()
+
+
+def test_raw_bytes_hands_a_string_column_over_undecoded(delta_table, ids):
+    loader = lakerun.Loader(delta_table, columns=["id", "name"], raw_bytes=["name"], batch_size=10, shuffle=False)
+    for batch in loader:
+        data, offsets = batch["name"], batch["name.offsets"]
+        assert data.dtype == torch.uint8 and offsets.shape == (batch["id"].shape[0] + 1,)
+        names = [bytes(data[offsets[i]:offsets[i + 1]].tolist()).decode() for i in range(len(offsets) - 1)]
+        assert names == [f"row{i}" for i in batch["id"].tolist()]

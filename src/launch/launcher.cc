@@ -625,7 +625,7 @@ LaunchResult Launch(const LaunchOptions& options) {
   const bool console_is_terminal = ::isatty(options.stderr_fd) == 1;
   router_options.live = console_is_terminal;
   internal::OutputRouter router(router_options);
-  internal::SignalWatch signals(options.forward_signals);
+  internal::SignalWatch signals(options.forward_signals, options.take_signal_handlers);
   internal::OrphanGuard guard;
   const std::vector<std::string> base_env = internal::CurrentEnvironment();
   const int cores = internal::AvailableCores();

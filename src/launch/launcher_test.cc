@@ -6,6 +6,7 @@
 
 #include <termios.h>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "lakerun/base/error.h"
@@ -164,6 +165,36 @@ TEST_F(LauncherTest, SigtermToTheLauncherIsForwardedAndLeavesNoProcess) {
 }
 
 TEST_F(LauncherTest, SigkillToTheLauncherLeavesNoProcess) { SignalTheLauncherOfThreeRanks(SIGKILL, {}, {}); }
+
+// An interpreter's SIGINT handler (Python's) is set aside while Launch runs with take_signal_handlers: SIGINT stops
+// the ranks and is reported; the handler is back afterwards and did not run.
+std::atomic<int> g_own_handler_calls{0};
+void OwnHandler(int) { g_own_handler_calls.fetch_add(1); }
+
+TEST_F(LauncherTest, TakeSignalHandlersForwardsSigintDespiteAHandlerAndPutsItBack) {
+  struct sigaction own {}, previous {}, after {};
+  own.sa_handler = OwnHandler;
+  sigemptyset(&own.sa_mask);
+  ASSERT_EQ(::sigaction(SIGINT, &own, &previous), 0);
+  auto options = Options(2, {"--pidfile", pid_dir(), "--sleep", "60"});
+  options.take_signal_handlers = true;
+  options.grace_period = std::chrono::milliseconds(500);
+  std::thread interrupter([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(::getpid(), SIGINT);
+  });
+  const auto start = Clock::now();
+  Finished f = RunInProcess(options);
+  interrupter.join();
+  ::sigaction(SIGINT, nullptr, &after);
+  ::sigaction(SIGINT, &previous, nullptr);
+  EXPECT_EQ(f.exit_code, 128 + SIGINT) << f.err;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+  EXPECT_THAT(f.err, HasSubstr("received SIGINT"));
+  EXPECT_EQ(after.sa_handler, &OwnHandler);
+  EXPECT_EQ(g_own_handler_calls.load(), 0);
+  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+}
 
 TEST_F(LauncherTest, TwoConcurrentLaunchesBothSucceed) {
   const pid_t a = Start({"-n", "2", "--", rank_, "--print-env", "--sleep", "0.5"}, "a");

@@ -20,6 +20,8 @@ void RegisterErrors(py::module_& m);
 void RegisterLoader(py::module_& m);
 /// lakerun.Table over data::OpenTable (and delta::DeltaTable for the version).
 void RegisterTable(py::module_& m);
+/// lakerun._launch and lakerun._StoreClient over launch::Launch and the store, for lakerun.distributed.
+void RegisterLaunch(py::module_& m);
 
 /// TableOptions from the Python arguments shared by Loader and Table (filter: format/filter.h's text form).
 data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,

@@ -27,6 +27,7 @@ struct LoaderArgs {
   size_t num_threads = 2;
   std::optional<uint64_t> shuffle_block_size, shuffle_window_blocks;
   std::optional<int64_t> version, timestamp_ms;
+  std::vector<std::string> raw_bytes;
 };
 
 data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
@@ -40,6 +41,7 @@ data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
   o.world_size = a.world_size;
   o.drop_last = a.drop_last;
   o.num_threads = a.num_threads;
+  o.raw_bytes = a.raw_bytes;
   return o;
 }
 
@@ -117,7 +119,8 @@ void RegisterLoader(py::module_& m) {
                        bool shuffle, uint64_t seed, std::optional<std::string> filter, std::optional<int64_t> rank,
                        std::optional<int64_t> world_size, bool drop_last, size_t num_threads,
                        std::optional<uint64_t> shuffle_block_size, std::optional<uint64_t> shuffle_window_blocks,
-                       std::optional<int64_t> version, std::optional<int64_t> timestamp) {
+                       std::optional<int64_t> version, std::optional<int64_t> timestamp,
+                       std::optional<std::vector<std::string>> raw_bytes) {
              LoaderArgs a;
              a.columns = std::move(columns);
              a.batch_size = batch_size;
@@ -132,13 +135,14 @@ void RegisterLoader(py::module_& m) {
              a.shuffle_window_blocks = shuffle_window_blocks;
              a.version = version;
              a.timestamp_ms = timestamp;
+             if (raw_bytes) a.raw_bytes = std::move(*raw_bytes);
              return std::make_unique<Loader>(table, a);
            }),
            py::arg("table"), py::arg("columns") = py::none(), py::arg("batch_size") = 32, py::arg("shuffle") = true,
            py::arg("seed") = 0, py::arg("filter") = py::none(), py::arg("rank") = py::none(),
            py::arg("world_size") = py::none(), py::arg("drop_last") = false, py::arg("num_threads") = 2,
            py::arg("shuffle_block_size") = py::none(), py::arg("shuffle_window_blocks") = py::none(),
-           py::arg("version") = py::none(), py::arg("timestamp") = py::none())
+           py::arg("version") = py::none(), py::arg("timestamp") = py::none(), py::arg("raw_bytes") = py::none())
       .def("__iter__", &Loader::Iter, py::return_value_policy::reference_internal,
            "Continues the current epoch (replays it once an iteration reached its end).")
       .def("__next__", &Loader::Next, "The next batch: {column: torch.Tensor}; StopIteration at the epoch's end.")

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_lakerun, m) {
   lakerun::python::RegisterErrors(m);
   lakerun::python::RegisterTable(m);
   lakerun::python::RegisterLoader(m);
+  lakerun::python::RegisterLaunch(m);
 }

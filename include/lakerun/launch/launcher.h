@@ -94,6 +94,11 @@ struct LaunchOptions {
   std::map<std::string, std::string> extra_env;
   /// Forward SIGINT/SIGTERM received by this process to the ranks (only signals whose disposition is default).
   bool forward_signals = true;
+  /// With forward_signals, also forward SIGINT/SIGTERM when this process has a handler of its own for them (an
+  /// interpreter's, like Python's SIGINT handler): the handler is set aside while Launch runs and put back before it
+  /// returns, and the caller, seeing LaunchResult::interrupted_by, delivers the signal to it as it sees fit. An
+  /// ignored signal stays ignored. Several launches at once: the first one's choice holds until the last returns.
+  bool take_signal_handlers = false;
   /// Where prefixed output goes.
   int stdout_fd = 1;
   int stderr_fd = 2;
