@@ -1,10 +1,10 @@
 """One rank of lakerun.distributed (distributed.py): ``python -m lakerun._rank``, started by lakerun's launcher
 (under start_method="fork", started once and forked into every rank at ``_fork_point()``, after the imports).
 
-Reads the payload from the launcher's store (MASTER_ADDR:MASTER_PORT), calls the function and writes one record
-under ``_result_key(attempt, rank)``: ``b"R"`` + the cloudpickled result, or ``b"E"`` + a pickled dict
-{summary, traceback, exception} when the function raised. Exits 0 when it returned, 1 when it raised, so the
-launcher stops the other ranks at once. Not for running by hand.
+Reads the payload from the launcher's authenticated store (MASTER_ADDR:LAKERUN_RDZV_PORT, with
+LAKERUN_RDZV_SECRET), calls the function and writes one record under ``_result_key(attempt, rank)``: ``b"R"`` + the
+cloudpickled result, or ``b"E"`` + a pickled dict {summary, traceback, exception} when the function raised. Exits 0
+when it returned, 1 when it raised, so the launcher stops the other ranks at once. Not for running by hand.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def main() -> int:
         _follow_environment(environment)
     rank = int(os.environ["RANK"])
     attempt = int(os.environ.get("LAKERUN_RESTART_COUNT", "0"))
-    store = _lakerun._StoreClient(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), STORE_TIMEOUT_S)
+    store = _lakerun._StoreClient(STORE_TIMEOUT_S)
     record = _call(store.get(_lakerun._PAYLOAD_KEY, STORE_TIMEOUT_S))
     key = _lakerun._result_key(attempt, rank)
     store.set(key, record)

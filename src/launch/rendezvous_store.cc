@@ -29,19 +29,19 @@ bool WantCompat(const LaunchOptions& options) {
 
 HostedStore HostStore(const LaunchOptions& options) {
   HostedStore hosted;
+  const bool compat = WantCompat(options);
   if (options.store != nullptr) {
     hosted.store = options.store;
     hosted.secret = options.store_secret;
-    return hosted;
+  } else {
+    hosted.secret = ChooseSecret(options);
+    rdzv::StoreServerOptions store_options;
+    store_options.host = options.master_addr;
+    store_options.access = rdzv::StoreAccess::kSecret;
+    store_options.secret = hosted.secret;
+    hosted.own = rdzv::StoreServer::Start(store_options);
+    hosted.store = hosted.own.get();
   }
-  const bool compat = WantCompat(options);
-  hosted.secret = ChooseSecret(options);
-  rdzv::StoreServerOptions store_options;
-  store_options.host = options.master_addr;
-  store_options.access = rdzv::StoreAccess::kSecret;
-  store_options.secret = hosted.secret;
-  hosted.own = rdzv::StoreServer::Start(store_options);
-  hosted.store = hosted.own.get();
   if (compat) {
     rdzv::StoreServerOptions compat_options;
     compat_options.host = options.master_addr;

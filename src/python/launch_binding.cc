@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -30,8 +31,11 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/fork_point.h"
+#include "lakerun/base/rank_environment.h"
 #include "lakerun/launch/launcher.h"
-#include "lakerun/launch/store.h"
+#include "lakerun/rdzv/secret.h"
+#include "lakerun/rdzv/store_client.h"
+#include "lakerun/rdzv/store_server.h"
 #include "python/bindings.h"
 
 namespace lakerun::python {
@@ -69,7 +73,7 @@ launch::StartMethod ParseStartMethod(const std::string& name) {
   LAKERUN_THROW(ConfigError, "distributed: start_method must be 'exec' or 'fork', got '", name, "'");
 }
 
-py::dict Outcome(const launch::LaunchResult& result, launch::StoreServer& store) {
+py::dict Outcome(const launch::LaunchResult& result, rdzv::StoreServer& store) {
   py::list records;
   for (int rank = 0; rank < result.processes; ++rank) {
     std::optional<std::string> record = store.TryGet(ResultKey(result.restarts, rank));
@@ -116,13 +120,16 @@ py::dict LaunchRanks(const LaunchArgs& args, const py::bytes& payload) {
   options.stdout_fd = args.stdout_fd;
   options.stderr_fd = args.stderr_fd;
   std::string bytes = payload;
-  std::unique_ptr<launch::StoreServer> store;
+  std::unique_ptr<rdzv::StoreServer> store;
   launch::LaunchResult result;
   {
     py::gil_scoped_release release;
-    store = launch::StoreServer::Start();
+    rdzv::StoreServerOptions store_options;
+    store_options.secret = rdzv::GenerateSecret();  // only this call's ranks receive it
+    store = rdzv::StoreServer::Start(store_options);
     store->Set(kPayloadKey, bytes);
     options.store = store.get();
+    options.store_secret = store_options.secret;
     std::fflush(nullptr);  // C stdio written before the ranks' prefixed lines
     result = launch::Launch(options);
   }
@@ -158,12 +165,25 @@ py::object ForkPoint() {
   return environment;
 }
 
-// A rank's connection to the caller's store (MASTER_ADDR:MASTER_PORT).
+std::string EnvOrThrow(const char* name) {
+  const char* value = std::getenv(name);
+  LAKERUN_CHECK_AS(ConfigError, value != nullptr && *value != '\0', "lakerun.distributed rank: ", name,
+                   " is not set (a rank runs under lakerun.distributed's launcher)");
+  return value;
+}
+
+// A rank's authenticated connection to the caller's store, as the rank's environment names it (MASTER_ADDR,
+// LAKERUN_RDZV_PORT, LAKERUN_RDZV_SECRET).
 class StoreClient {
  public:
-  StoreClient(const std::string& host, int port, double timeout_s) {
+  explicit StoreClient(double timeout_s) {
+    rdzv::StoreClientOptions options;
+    options.host = EnvOrThrow("MASTER_ADDR");
+    options.port = std::stoi(EnvOrThrow(rdzv::kStorePortVariable));
+    options.secret = rdzv::SecretFromEnvironment(ProcessEnvironment()).value_or("");
+    options.connect_timeout = Millis(timeout_s, "store timeout");
     py::gil_scoped_release release;
-    client_ = launch::StoreClient::Connect(host, port, Millis(timeout_s, "store timeout"));
+    client_ = rdzv::StoreClient::Connect(options);
   }
   py::bytes Get(const std::string& key, double timeout_s) {
     std::string value;
@@ -184,7 +204,7 @@ class StoreClient {
   }
 
  private:
-  std::unique_ptr<launch::StoreClient> client_;
+  std::unique_ptr<rdzv::StoreClient> client_;
 };
 
 }  // namespace
@@ -222,7 +242,7 @@ void RegisterLaunch(py::module_& m) {
         "A rank's fork point under start_method='fork': returns the rank's environment in each forked rank, None "
         "elsewhere.");
   py::class_<StoreClient>(m, "_StoreClient", "A rank's connection to the launcher's store.")
-      .def(py::init<const std::string&, int, double>(), py::arg("host"), py::arg("port"), py::arg("timeout"))
+      .def(py::init<double>(), py::arg("timeout"))
       .def("get", &StoreClient::Get, py::arg("key"), py::arg("timeout"),
            "The value of `key`, waiting up to `timeout` seconds for it (lakerun.CommTimeout after).")
       .def("set", &StoreClient::Set, py::arg("key"), py::arg("value"))

@@ -108,7 +108,8 @@ struct LaunchOptions {
   /// The compatibility listener for c10d TCPStore clients (--rdzv-compat).
   RdzvCompat rdzv_compat = RdzvCompat::kAuto;
   /// A store the caller already started (the function API), and the secret it requires; nullptr = Launch starts its
-  /// own. No compatibility listener is opened beside a caller's store.
+  /// own. The compatibility listener opens beside either (the Python function API's ranks call
+  /// torch.distributed.init_process_group(), whose TCPStore client cannot authenticate).
   rdzv::StoreServer* store = nullptr;
   std::string store_secret;
   /// steady_clock time the launcher started, for the timing line (LAKERUN_LAUNCH_TIMING=1); default = Launch entry.
