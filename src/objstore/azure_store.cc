@@ -303,6 +303,15 @@ ObjectListing AzureBlobStore::List(const std::string& prefix, bool delimited) {
   return listing;
 }
 
+bool AzureBlobStore::AnyUnder(const std::string& prefix) {
+  const std::string what = StrCat("LIST ", Uri(prefix), " (one blob)");
+  std::string query = "restype=container&comp=list&maxresults=1";
+  if (!prefix.empty()) query += "&prefix=" + UriEncode(prefix, false);
+  const HttpReply reply = Send({"GET", base_path_ + "/" + container_, query}, what);
+  if (reply.status != 200) Fail(what, reply);
+  return !XmlElements(reply.body, "Blob").empty();
+}
+
 void AzureBlobStore::Delete(const std::string& key) {
   const std::string what = "DELETE " + Uri(key);
   const HttpReply reply = Send({"DELETE", BlobPath(key), ""}, what);

@@ -42,6 +42,7 @@ class AzureBlobStore final : public ObjectStore {
   bool Put(const std::string& key, std::string_view data, bool if_absent) override;
   void PutFile(const std::string& key, const std::string& local_path) override;
   ObjectListing List(const std::string& prefix, bool delimited) override;
+  bool AnyUnder(const std::string& prefix) override;
   void Delete(const std::string& key) override;
   void Copy(const std::string& from, const std::string& to) override;
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <mutex>
 
 #include "lakerun/base/error.h"
@@ -166,16 +167,29 @@ std::optional<FileInfo> ObjectFileSystem::Stat(const std::string& path) {
   const Target t = Resolve(path);
   FileInfo info;
   info.name = t.key.empty() ? t.store->root_uri() : BaseName(t.key);
-  if (!t.key.empty()) {
-    if (const std::optional<ObjectInfo> object = t.store->Head(t.key)) {
-      info.size = object->size;
-      info.mtime_ms = object->mtime_ms;
-      return info;
-    }
-  }
-  const ObjectListing under = t.store->List(DirPrefix(t.key), /*delimited=*/true);
-  if (!t.key.empty() && under.objects.empty() && under.subprefixes.empty()) return std::nullopt;
   info.is_directory = true;
+  if (t.key.empty()) {  // the bucket: it is a directory if it exists (a missing one throws, naming it)
+    t.store->AnyUnder("");
+    return info;
+  }
+  // An object, and a "directory" of objects under key/: asked at once, since each question is a round trip.
+  ObjectStore* store = t.store;
+  std::future<bool> has_children = io_->Submit([store, prefix = DirPrefix(t.key)] { return store->AnyUnder(prefix); });
+  std::optional<ObjectInfo> object;
+  try {
+    object = store->Head(t.key);
+  } catch (...) {
+    has_children.wait();
+    throw;
+  }
+  if (object) {
+    has_children.wait();  // its answer (or failure) no longer matters
+    info.is_directory = false;
+    info.size = object->size;
+    info.mtime_ms = object->mtime_ms;
+    return info;
+  }
+  if (!has_children.get()) return std::nullopt;
   return info;
 }
 

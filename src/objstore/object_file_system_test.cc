@@ -58,6 +58,12 @@ class MemoryObjectStore final : public ObjectStore {
     }
     return out;
   }
+  bool AnyUnder(const std::string& prefix) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++lists;
+    auto it = objects_.lower_bound(prefix);
+    return it != objects_.end() && it->first.rfind(prefix, 0) == 0;
+  }
   void Delete(const std::string& key) override {
     std::lock_guard<std::mutex> lock(mu_);
     objects_.erase(key);
@@ -71,7 +77,7 @@ class MemoryObjectStore final : public ObjectStore {
     return objects_;
   }
 
-  int heads = 0, gets = 0, puts = 0;
+  int heads = 0, gets = 0, puts = 0, lists = 0;
   uint64_t got_bytes = 0;
 
  private:
@@ -119,6 +125,24 @@ TEST_F(ObjectFileSystemTest, FilesAndDirectoriesAreObjectsAndPrefixes) {
   EXPECT_FALSE(fs_.Exists("s3://bucket/t/x=1"));
   fs_.RemoveAll("s3://bucket/t");
   EXPECT_TRUE(store_.objects().empty());
+}
+
+TEST_F(ObjectFileSystemTest, StatAsksAboutTheObjectAndOneKeyUnderItNeverTheWholePrefix) {
+  for (int i = 0; i < 50; ++i) fs_.WriteAtomically("s3://bucket/t/_delta_log/" + std::to_string(i) + ".json", "{}");
+  fs_.WriteAtomically("s3://bucket/t/part-0.parquet", "abc");
+  const int lists_before = store_.lists, heads_before = store_.heads;
+  const std::optional<FileInfo> log = fs_.Stat("s3://bucket/t/_delta_log");
+  ASSERT_TRUE(log.has_value());
+  EXPECT_TRUE(log->is_directory);
+  EXPECT_EQ(store_.lists - lists_before, 1);
+  EXPECT_EQ(store_.heads - heads_before, 1);
+  const std::optional<FileInfo> file = fs_.Stat("s3://bucket/t/part-0.parquet");
+  ASSERT_TRUE(file.has_value());
+  EXPECT_FALSE(file->is_directory);
+  EXPECT_EQ(file->size, 3u);
+  EXPECT_FALSE(fs_.Stat("s3://bucket/t/part").has_value());  // a key prefix is neither an object nor a directory
+  EXPECT_FALSE(fs_.Stat("s3://bucket/nothing").has_value());
+  EXPECT_TRUE(fs_.Stat("s3://bucket")->is_directory);
 }
 
 TEST_F(ObjectFileSystemTest, AFileIsUploadedOnCloseOnly) {

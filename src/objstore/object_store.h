@@ -51,6 +51,9 @@ class ObjectStore {
   /// Objects under `prefix` (a "directory" prefix ends with '/'); delimited lists one level with '/' as delimiter.
   /// Pages through the store's continuation tokens.
   virtual ObjectListing List(const std::string& prefix, bool delimited) = 0;
+  /// Whether some object's key starts with `prefix`: one LIST of at most one key (a "directory" check that never
+  /// pages through a large prefix). A missing bucket throws.
+  virtual bool AnyUnder(const std::string& prefix) = 0;
   /// Deletes `key`; a missing object is not an error.
   virtual void Delete(const std::string& key) = 0;
   /// Server-side copy of `from` to `to` in the same bucket.

@@ -209,6 +209,13 @@ ObjectListing S3Store::List(const std::string& prefix, bool delimited) {
   return out;
 }
 
+bool S3Store::AnyUnder(const std::string& prefix) {
+  const std::string what = StrCat("LIST ", config_.root_uri, "/", prefix, " (one key)");
+  const HttpReply reply = Send(HttpRequest(), "", "list-type=2&max-keys=1&prefix=" + UriEncode(prefix, false), what);
+  if (reply.status < 200 || reply.status >= 300) Fail(what, reply);
+  return !XmlElements(reply.body, "Contents").empty();
+}
+
 void S3Store::Delete(const std::string& key) {
   HttpRequest request;
   request.method = "DELETE";

@@ -36,6 +36,7 @@ class S3Store final : public ObjectStore {
   bool Put(const std::string& key, std::string_view data, bool if_absent) override;
   void PutFile(const std::string& key, const std::string& local_path) override;
   ObjectListing List(const std::string& prefix, bool delimited) override;
+  bool AnyUnder(const std::string& prefix) override;
   void Delete(const std::string& key) override;
   void Copy(const std::string& from, const std::string& to) override;
   /// One GET with a suffix range ("bytes=-n"); the size comes from its Content-Range. A store that gets suffix
