@@ -369,24 +369,31 @@ void Loader::TopUp() {
     const uint64_t index = next_batch_++;
     next_submit_ = end;
     const uint64_t generation = shared_->generation.load();
-    // A decode of `unit` into the cache as its own task, so several threads decode different row groups in parallel
-    // instead of one batch task decoding them in turn while the others wait for it.
-    const auto decode = [&](size_t unit) {
-      shared_->source->Prefetch(unit);  // remote bytes start arriving while earlier units decode
-      prefetcher_->pool.Post([shared = shared_, unit, generation] {
-        if (shared->generation.load() != generation) return;
-        try {
-          shared->cache.Get(unit);
-        } catch (...) {
-          // The batch that needs this unit reads it again and reports the error with its context.
-        }
-      });
+    // A decode of each unit into the cache as its own task, so several threads decode different row groups in
+    // parallel instead of one batch task decoding them in turn while the others wait for it. The source hears of
+    // them all at once first, so that remote bytes start arriving (several row groups of a file in one request)
+    // while earlier units decode.
+    std::vector<size_t> to_decode;
+    const auto decode_all = [&] {
+      if (to_decode.empty()) return;
+      shared_->source->Prefetch(to_decode);
+      for (size_t unit : to_decode) {
+        prefetcher_->pool.Post([shared = shared_, unit, generation] {
+          if (shared->generation.load() != generation) return;
+          try {
+            shared->cache.Get(unit);
+          } catch (...) {
+            // The batch that needs this unit reads it again and reports the error with its context.
+          }
+        });
+      }
     };
     if (lookahead_ != nullptr) {
       // Every unit first needed within the lookahead, in order of need, queued ahead of the batches needing it.
       for (size_t unit : lookahead_->Advance(end + lookahead_samples_)) {
-        if (!shared_->cache.Contains(unit)) decode(unit);
+        if (!shared_->cache.Contains(unit)) to_decode.push_back(unit);
       }
+      decode_all();
     } else if (prefetcher_->pool.size() > 1) {
       // Only the units of this batch, at most once per prefetch window.
       std::vector<size_t> units;
@@ -398,8 +405,9 @@ void Loader::TopUp() {
         const bool recent = it != unit_prefetched_.end() && it->second + options_.prefetch_batches >= index;
         if (recent || shared_->cache.Contains(unit)) continue;
         unit_prefetched_[unit] = index;
-        decode(unit);
+        to_decode.push_back(unit);
       }
+      decode_all();
     }
     const uint64_t epoch = state_.epoch;
     auto slot = std::make_shared<PendingBatch>();

@@ -433,9 +433,18 @@ class ParquetTableSource final : public RowSource {
 
   std::shared_ptr<const UnitData> ReadUnit(size_t index) const override { return ReadUnitWith(index, {}); }
 
-  void Prefetch(size_t index) const override {
-    const Unit& unit = units_.at(index);
-    if (!unit.sliced()) files_[unit.file].file->WillReadRowGroup(unit.row_group, StoredLeaves(unit.file));
+  // One announcement per file, in the order the files are first needed, so that its row groups' chunks coalesce.
+  void Prefetch(const std::vector<size_t>& units) const override {
+    std::vector<size_t> file_order;
+    std::map<size_t, std::vector<int>> row_groups;  // by file
+    for (size_t index : units) {
+      const Unit& unit = units_.at(index);
+      if (unit.sliced()) continue;
+      std::vector<int>& of_file = row_groups[unit.file];
+      if (of_file.empty()) file_order.push_back(unit.file);
+      of_file.push_back(unit.row_group);
+    }
+    for (size_t file : file_order) files_[file].file->WillReadRowGroups(row_groups[file], StoredLeaves(file));
   }
 
   std::shared_ptr<const UnitData> ReadUnitWith(size_t index, const UnitReadOptions& options) const override {

@@ -117,9 +117,10 @@ class RowSource {
   virtual uint64_t unit_start(size_t unit) const = 0;
   /// Decodes unit i. Thread-safe. Throws a lakerun::Error naming the file (and row group, column) on bad data.
   virtual std::shared_ptr<const UnitData> ReadUnit(size_t unit) const = 0;
-  /// A hint that unit i will be read soon: a source on remote storage starts fetching its bytes so that ReadUnit
-  /// finds them arriving. Returns at once; thread-safe; the default does nothing.
-  virtual void Prefetch(size_t unit) const { (void)unit; }
+  /// A hint that these units will be read soon, most urgent first: a source on remote storage starts fetching their
+  /// bytes (neighbouring units of one file in one request) so that ReadUnit finds them arriving. Returns at once;
+  /// thread-safe; the default does nothing.
+  virtual void Prefetch(const std::vector<size_t>& units) const { (void)units; }
   /// ReadUnit for consumers that accept more layouts (the loader's cache); the default ignores the options.
   virtual std::shared_ptr<const UnitData> ReadUnitWith(size_t unit, const UnitReadOptions& options) const {
     return ReadUnit(unit);

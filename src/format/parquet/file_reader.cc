@@ -122,15 +122,21 @@ std::unique_ptr<ParquetFile> ParquetFile::OpenBuffer(std::string bytes, const st
 }
 
 void ParquetFile::WillReadRowGroup(int row_group, const std::vector<int>& columns) const {
+  WillReadRowGroups({row_group}, columns);
+}
+
+void ParquetFile::WillReadRowGroups(const std::vector<int>& row_groups, const std::vector<int>& columns) const {
   if (mapped_ != nullptr) return;
   std::vector<std::pair<uint64_t, size_t>> ranges;
-  ranges.reserve(columns.size());
-  for (const int column : columns) {
-    try {
-      const auto range = ChunkRange(row_group, column);
-      if (range.second > 0) ranges.push_back(range);
-    } catch (const Error&) {
-      // Only a hint: the chunk's read reports what is wrong with it (or skips a chunk without values).
+  ranges.reserve(row_groups.size() * columns.size());
+  for (const int row_group : row_groups) {
+    for (const int column : columns) {
+      try {
+        const auto range = ChunkRange(row_group, column);
+        if (range.second > 0) ranges.push_back(range);
+      } catch (const Error&) {
+        // Only a hint: the chunk's read reports what is wrong with it (or skips a chunk without values).
+      }
     }
   }
   if (!ranges.empty()) file_->WillRead(ranges);

@@ -124,6 +124,8 @@ class ParquetFile {
   /// memory-mapped files, and never throws: a chunk whose metadata is wrong is left to the read that reports it.
   /// Thread-safe.
   void WillReadRowGroup(int row_group, const std::vector<int>& columns) const;
+  /// WillReadRowGroup for several row groups at once: neighbouring chunks of different row groups coalesce too.
+  void WillReadRowGroups(const std::vector<int>& row_groups, const std::vector<int>& columns) const;
 
   /// The raw bytes of a column chunk as stored (page headers included).
   std::string ReadColumnChunkBytes(int row_group, int column) const;
