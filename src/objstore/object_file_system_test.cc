@@ -213,6 +213,15 @@ TEST_F(ObjectFileSystemTest, AFileOfKnownSizeOpensWithoutARequestAndFetchesHeadA
   EXPECT_EQ(file->ReadAt(bytes.size() - 40000, 39992), bytes.substr(bytes.size() - 40000, 39992));  // the footer
   EXPECT_EQ(store_.gets, 2);  // the first bytes and the tail, in flight at once
   EXPECT_EQ(store_.heads, 0);
+  // A file no larger than the tail comes whole in one GET, however many of its ranges are announced.
+  const std::string small = Pattern(10000);
+  fs_.WriteAtomically("s3://bucket/small.parquet", small);
+  auto whole = fs_.OpenForReadOfSize("s3://bucket/small.parquet", small.size());
+  whole->WillRead({{0, 4}, {small.size() - 8, 8}, {100, 200}});
+  EXPECT_EQ(whole->ReadAt(0, 4), small.substr(0, 4));
+  EXPECT_EQ(whole->ReadAt(100, 200), small.substr(100, 200));
+  EXPECT_EQ(whole->ReadAt(small.size() - 8, 8), small.substr(small.size() - 8));
+  EXPECT_EQ(store_.gets, 3);
 }
 
 TEST_F(ObjectFileSystemTest, WillReadCoalescesNeighboursAndServesTheReadsThatFollow) {

@@ -115,12 +115,12 @@ void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
   for (const auto& [offset, n] : ranges) {
     if (offset > size_ || n > size_ - offset) continue;  // ReadAt reports it
     if (FindBlock(offset, n) != nullptr) continue;
-    if (!tail_fetched_ && offset >= tail_begin) {
-      // The whole tail, as ReadAt would fetch it, but without waiting; a GET of its own, so that a range far before
-      // it (a Parquet reader's first bytes) does not pull a small file's every byte into one GET.
+    if (offset >= tail_begin) {
+      // The whole tail, as ReadAt would fetch it, but without waiting (once, for every range in it); a GET of its
+      // own, so that a range far before it (a Parquet reader's first bytes) does not pull a small file's every byte
+      // into one GET.
+      if (!tail_fetched_) groups.push_back({tail_begin, size_, static_cast<size_t>(size_ - tail_begin)});
       tail_fetched_ = true;
-      const auto tail_bytes = static_cast<size_t>(size_ - tail_begin);
-      groups.push_back({tail_begin, size_, tail_bytes});
       continue;
     }
     missing.push_back({offset, n});

@@ -22,6 +22,7 @@
 #include "lakerun/format/delta/schema.h"
 #include "lakerun/format/delta/table.h"
 #include "lakerun/format/delta/writer.h"
+#include "lakerun/format/parquet/writer.h"
 #include "lakerun/objstore/uri_file_system.h"
 #include "lakerun_testing/child_process.h"
 #include "lakerun_testing/emulators.h"
@@ -171,6 +172,39 @@ TEST_F(S3TablesTest, ADeltaTableIsWrittenAndReadByItsUri) {
   CheckLoaderOnTwoRanks(uri);
   // The same table through s3a://, as Spark and Hadoop write it.
   EXPECT_EQ(delta::DeltaTable("s3a://" + bucket_ + "/tables/t").Latest().version, 4);
+}
+
+// One epoch of a folder of Parquet files in S3, counted: opening a file takes its first bytes and its footer (two
+// GETs in flight at once), and the loader fetches each file's row groups in one GET, not one per row group or page.
+TEST_F(S3TablesTest, AnEpochTakesAFewGetsPerFileNotOnePerRowGroup) {
+  const std::string uri = "s3://" + bucket_ + "/folder";
+  constexpr int kFiles = 3, kRowGroups = 4, kRows = 20000;  // 160 KB row groups: more than a footer's tail
+  for (int f = 0; f < kFiles; ++f) {
+    const std::string local = temp_.Join("part-" + std::to_string(f) + ".parquet");
+    parquet::ParquetWriter writer(LocalFileSystem(), local,
+                                  parquet::Schema::FromFields({parquet::Leaf("id", parquet::PhysicalType::kInt64)}));
+    for (int rg = 0; rg < kRowGroups; ++rg) {
+      std::vector<int64_t> ids;
+      for (int i = 0; i < kRows; ++i) ids.push_back((f * kRowGroups + rg) * kRows + i);
+      writer.WriteRowGroup({parquet::ColumnData::Int64s(ids)});
+    }
+    writer.Close();
+    CopyFile(LocalFileSystem(), local, UriFileSystem(), uri + "/part-" + std::to_string(f) + ".parquet");
+  }
+  const ObjectStoreReads before = ObjectStoreReadsSoFar();
+  data::LoaderOptions options;
+  options.batch_size = 32;
+  options.num_threads = 2;
+  options.seed = 5;
+  data::Loader loader(data::OpenTable(uri), options);
+  std::set<int64_t> ids;
+  while (auto batch = loader.Next()) {
+    for (int64_t i = 0; i < batch->size(); ++i) ids.insert(batch->at("id")[i].item<int64_t>());
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kFiles * kRowGroups * kRows));
+  const ObjectStoreReads after = ObjectStoreReadsSoFar();
+  EXPECT_EQ(after.files_opened - before.files_opened, static_cast<uint64_t>(kFiles));
+  EXPECT_EQ(after.get_requests - before.get_requests, static_cast<uint64_t>(3 * kFiles));
 }
 
 // gs:// speaks GCS's S3-compatible XML API with HMAC keys; here against the S3 emulator standing in for GCS.
