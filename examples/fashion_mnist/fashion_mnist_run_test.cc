@@ -15,6 +15,7 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun_testing/child_process.h"
 #include "lakerun_testing/emulators.h"
+#include "lakerun_testing/ports.h"
 #include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::examples {
@@ -169,6 +170,30 @@ TEST(FashionMnistTrainerProgramTest, MissingDataAndBadFlagsFailClearly) {
   const RunResult flag = RunProgram({Program(), "--batch-size", "-3"}, dir, "flag", seconds(60));
   EXPECT_EQ(flag.exit_code, 1);
   EXPECT_THAT(flag.output, ::testing::HasSubstr("flag --batch-size: expected at least 1, got -3"));
+}
+
+// Rank 1 of 2 whose rank 0 never comes: it gives up after --collective-timeout, not after the default 5 minutes.
+TEST(FashionMnistTrainerProgramTest, ALoneRankGivesUpAfterTheCollectiveTimeout) {
+  testing::TempDir dir;
+  testing::ChildOptions options;
+  options.cwd = dir.path();
+  options.set_env = {{"RANK", "1"},         {"WORLD_SIZE", "2"},         {"LOCAL_RANK", "0"},
+                     {"LOCAL_WORLD_SIZE", "1"}, {"MASTER_ADDR", "127.0.0.1"},
+                     {"MASTER_PORT", std::to_string(testing::FreeLoopbackPort())}};
+  options.unset_env = {"MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "LAKERUN_RDZV_SECRET", "LAKERUN_RDZV_PORT",
+                       "TORCHELASTIC_USE_AGENT_STORE"};
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult lone = testing::RunProgram(
+      {Program(), "--collective-timeout", "2", "--no-tracking", "--table", dir.Join("t")}, dir.Join("lone.out"),
+      seconds(120), std::move(options));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(lone.exit_code, 0) << lone.output;
+  EXPECT_LT(took, seconds(60)) << lone.output;
+  EXPECT_THAT(lone.output, ::testing::HasSubstr("2000 ms")) << lone.output;
+
+  const RunResult flag = RunProgram({Program(), "--collective-timeout", "0"}, dir, "flag", seconds(60));
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_THAT(flag.output, ::testing::HasSubstr("flag --collective-timeout"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <torch/utils.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -73,7 +74,9 @@ int Run(int argc, char** argv) {
     return 0;
   }
   const int threads = SetThreads(options.threads);
-  dist::Context& ctx = dist::Init();
+  dist::InitOptions init;
+  init.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(options.collective_timeout_s * 1000)));
+  dist::Context& ctx = dist::Init(init);
   const bool chief = ctx.rank() == 0;
   std::unique_ptr<train::RankSync> sync;
   if (ctx.world_size() > 1) {
@@ -177,6 +180,7 @@ int Run(int argc, char** argv) {
   trainer_options.limit_val_batches = options.limit_val_batches;
   trainer_options.limit_test_batches = options.limit_test_batches;
   trainer_options.seed = options.seed;
+  trainer_options.collective_timeout = init.timeout;
   trainer_options.run = run.active() ? &run : nullptr;
   trainer_options.log_every_n_steps = options.log_every_n_steps;
   trainer_options.progress_every_n_steps = options.progress_every;

@@ -70,8 +70,8 @@ TEST(KeywordOrderTest, TrainerOptionsFollowLightningsTrainerSignature) {
   auto& [accelerator, precision, run, fast_dev_run, max_epochs, min_epochs, max_steps, min_steps, max_time,
          limit_train_batches, limit_val_batches, limit_test_batches, val_check_interval, check_val_every_n_epoch,
          num_sanity_val_steps, log_every_n_steps, accumulate_grad_batches, gradient_clip_val, gradient_clip_algorithm,
-         deterministic, use_distributed_sampler, default_root_dir, seed, distributed, scale_lr, progress_every_n_steps,
-         progress_style, progress_stream, log_model_artifact_path, tracker] = o;
+         deterministic, use_distributed_sampler, default_root_dir, seed, distributed, collective_timeout, scale_lr,
+         progress_every_n_steps, progress_style, progress_stream, log_model_artifact_path, tracker] = o;
   EXPECT_DECLARED_IN_ORDER(o, accelerator);
   EXPECT_DECLARED_IN_ORDER(o, precision);
   EXPECT_DECLARED_IN_ORDER(o, run);
@@ -96,6 +96,7 @@ TEST(KeywordOrderTest, TrainerOptionsFollowLightningsTrainerSignature) {
   EXPECT_DECLARED_IN_ORDER(o, default_root_dir);
   EXPECT_DECLARED_IN_ORDER(o, seed);
   EXPECT_DECLARED_IN_ORDER(o, distributed);
+  EXPECT_DECLARED_IN_ORDER(o, collective_timeout);
   EXPECT_DECLARED_IN_ORDER(o, scale_lr);
   EXPECT_DECLARED_IN_ORDER(o, progress_every_n_steps);
   EXPECT_DECLARED_IN_ORDER(o, progress_style);

@@ -145,6 +145,8 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
   LAKERUN_CHECK_AS(ConfigError, o.max_epochs.value_or(0) >= -1, "Trainer: max_epochs must be >= -1, got ",
                    o.max_epochs.value_or(0));
   LAKERUN_CHECK_AS(ConfigError, o.max_steps >= -1, "Trainer: max_steps must be >= -1, got ", o.max_steps);
+  LAKERUN_CHECK_AS(ConfigError, o.collective_timeout.count() > 0, "Trainer: collective_timeout must be positive, got ",
+                   o.collective_timeout.count(), " ms");
   LAKERUN_CHECK_AS(ConfigError, o.min_epochs >= 0, "Trainer: min_epochs must be >= 0, got ", o.min_epochs);
   LAKERUN_CHECK_AS(ConfigError, o.min_steps >= -1, "Trainer: min_steps must be >= -1, got ", o.min_steps);
   LAKERUN_CHECK_AS(ConfigError, o.limit_train_batches >= -1, "Trainer: limit_train_batches must be >= -1, got ",
@@ -282,10 +284,21 @@ void Trainer::Impl::ShardForRanks(const TrainerOptions& options, BatchSource& so
                        << "TrainerOptions::use_distributed_sampler = false.";
 }
 
+namespace {
+
+// How the Trainer joins the process group when the program has not.
+dist::InitOptions DistInitOptions(const TrainerOptions& options) {
+  dist::InitOptions init;
+  init.timeout = options.collective_timeout;
+  return init;
+}
+
+}  // namespace
+
 void Trainer::PrepareDataModule(DataModule& dm, TrainerFn stage) {
   std::unique_ptr<RankSync> sync;
   if (options_.distributed) {
-    dist::Context& ctx = dist::Init();
+    dist::Context& ctx = dist::Init(DistInitOptions(options_));
     dm.rank_ = ctx.rank();
     dm.world_size_ = ctx.world_size();
     if (ctx.world_size() > 1) sync = NewDistRankSync(ctx);
@@ -329,7 +342,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   int world_size = 1;
   dist::Context* dist_context = nullptr;
   if (options_.distributed) {
-    dist::Context& ctx = dist::Init();
+    dist::Context& ctx = dist::Init(DistInitOptions(options_));
     dist_context = &ctx;
     world_size = ctx.world_size();
     if (ctx.world_size() > 1) {

@@ -477,6 +477,9 @@ TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {
   o.max_epochs = -2;
   EXPECT_THROW_WITH(Trainer{o}, ConfigError, "max_epochs", "-2");
   o = TrainerOptions{};
+  o.collective_timeout = std::chrono::milliseconds(0);
+  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "collective_timeout", "0 ms");
+  o = TrainerOptions{};
   EXPECT_THROW_WITH(ParseAccelerator("accelerator", "tpu"), ConfigError, "accelerator", "'tpu'", "auto, cpu, cuda");
   EXPECT_EQ(ParseAccelerator("accelerator", "gpu"), Accelerator::kCuda);  // Lightning's alias
   o.accelerator = Accelerator::kCuda;

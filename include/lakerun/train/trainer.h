@@ -166,6 +166,10 @@ struct TrainerOptions {
   std::optional<uint64_t> seed{};
   /// Join lakerun::dist (Init()) and wrap the module in DistributedDataParallel when the world size is > 1.
   bool distributed = true;
+  /// Bounds joining the process group and every collective when the Trainer initializes it (InitOptions::timeout):
+  /// a rank that waits longer for its peers fails with a CommTimeout instead of waiting on. A group the program
+  /// initialized itself keeps its own timeout.
+  std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   /// Scales every learning rate (optimizers' groups and schedulers' base lrs) by dist::ScaleLearningRate for the
   /// world size, once, when a fit starts fresh.
   dist::LrScaling scale_lr = dist::LrScaling::kNone;
