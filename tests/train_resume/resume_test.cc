@@ -147,6 +147,8 @@ class TrainResumeTest : public ::testing::Test {
     }
     testing::ChildOptions appending;
     appending.append_log = true;
+    // A SIGKILLed launcher cannot remove its temporary directory: it goes in the test's own.
+    appending.set_env["TMPDIR"] = dir_.path();
     children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log"), appending));
     return *children_.back();
   }
