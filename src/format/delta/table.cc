@@ -68,6 +68,18 @@ std::optional<int64_t> LatestIn(const internal::LogListing& log) {
   return latest;
 }
 
+// A replayed snapshot's timestamp (its commit's in-commit timestamp, else the commit file's modification time), then
+// the checks that it can be read.
+void FinishSnapshot(const internal::LogListing& log, Snapshot* snapshot) {
+  if (snapshot->commit_info && snapshot->commit_info->in_commit_timestamp) {
+    snapshot->timestamp_ms = *snapshot->commit_info->in_commit_timestamp;
+  } else if (log.commit_mtimes.count(snapshot->version)) {
+    snapshot->timestamp_ms = log.commit_mtimes.at(snapshot->version);
+  }
+  CheckReadable(snapshot->protocol, snapshot->Describe());
+  CheckColumnMapping(*snapshot);
+}
+
 // The snapshot at `version` of `table`, whose log `log` lists.
 Snapshot SnapshotAt(const DeltaTable& table, const internal::LogListing& log, int64_t version) {
   FileSystem& fs = table.fs();
@@ -117,13 +129,7 @@ Snapshot SnapshotAt(const DeltaTable& table, const internal::LogListing& log, in
   if (!snapshot.commit_info && log.commits.count(version)) {
     snapshot.commit_info = ReadCommit(fs, path, version, log.commits.at(version)).commit_info;
   }
-  if (snapshot.commit_info && snapshot.commit_info->in_commit_timestamp) {
-    snapshot.timestamp_ms = *snapshot.commit_info->in_commit_timestamp;
-  } else if (log.commit_mtimes.count(version)) {
-    snapshot.timestamp_ms = log.commit_mtimes.at(version);
-  }
-  CheckReadable(snapshot.protocol, snapshot.Describe());
-  CheckColumnMapping(snapshot);
+  FinishSnapshot(log, &snapshot);
   return snapshot;
 }
 
@@ -210,13 +216,7 @@ Snapshot DeltaTable::Update(const Snapshot& base, std::optional<int64_t> version
     state.Apply(std::move(actions), StrCat(TableContext(path_, v), " file ", it->second));
   }
   state.Finish(&snapshot, TableContext(path_, target));
-  if (snapshot.commit_info && snapshot.commit_info->in_commit_timestamp) {
-    snapshot.timestamp_ms = *snapshot.commit_info->in_commit_timestamp;
-  } else if (log.commit_mtimes.count(target)) {
-    snapshot.timestamp_ms = log.commit_mtimes.at(target);
-  }
-  CheckReadable(snapshot.protocol, snapshot.Describe());
-  CheckColumnMapping(snapshot);
+  FinishSnapshot(log, &snapshot);
   return snapshot;
 }
 
