@@ -9,7 +9,7 @@ lakerun's launcher and returns every rank's result. See docs/python.md.
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch  # loads libtorch_python, which the extension's tensor conversions need
 
@@ -57,7 +57,7 @@ class Loader(_lakerun._Loader):
         table: a Delta table, a folder of Parquet files or one Parquet file (a path or URI), or a ``lakerun.Table``
             (its path and version are read).
         columns: columns to read, in this order; None reads every column. Binary and string columns must be
-            named in ``raw_bytes`` (image decoding is not exposed yet).
+            named in ``raw_bytes`` or ``images``.
         batch_size: samples per batch.
         shuffle: shuffle the samples (block/window shuffle, docs/data.md); False reads them in table order.
         seed: the shuffle's seed; the order of an epoch depends only on (seed, epoch).
@@ -74,6 +74,16 @@ class Loader(_lakerun._Loader):
         raw_bytes: binary or string columns handed over undecoded: ``batch[c]`` is uint8 [total bytes of the
             batch] and ``batch[c + ".offsets"]`` int64 [B + 1] (sample i is ``batch[c][offsets[i]:offsets[i+1]]``);
             a column of fixed-size values (Fashion-MNIST's 784-byte images) is ``batch[c].view(B, -1)``.
+        images: binary columns of JPEG or PNG images, decoded (and transformed) on the loader's threads into
+            ``batch[c]``, uint8 [B, C, H, W] (float32 with ``to_float``). Per column, a dict of settings:
+            ``channels`` (1 or 3; default 3), ``resize`` (the shorter side, bilinear; 0 keeps the size), ``crop``
+            (an int or (height, width); needed unless every image has one size), ``random_crop`` (else centred),
+            ``flip_probability`` (horizontal flips), ``to_float`` (to [0, 1]), ``mean`` / ``std`` (per channel,
+            with ``to_float``), ``max_pixels`` (a larger image is a CorruptDataError). Random crops and flips
+            depend only on (seed, epoch, sample).
+        nulls: what a null becomes, per column, instead of an error naming the column and row: a dict with
+            ``fill_value`` (written in its place; default 0) and ``emit_mask`` (default True: also
+            ``batch[c + ".valid"]``, bool [B], False where the value was null).
 
     Raises:
         lakerun.IoError: the table cannot be read (the message names the path).
@@ -86,7 +96,8 @@ class Loader(_lakerun._Loader):
                  world_size: Optional[int] = None, drop_last: bool = False, num_threads: int = 2,
                  shuffle_block_size: Optional[int] = None, shuffle_window_blocks: Optional[int] = None,
                  version: Optional[int] = None, timestamp: Optional[int] = None,
-                 raw_bytes: Optional[Sequence[str]] = None) -> None:
+                 raw_bytes: Optional[Sequence[str]] = None, images: Optional[Dict[str, Dict[str, Any]]] = None,
+                 nulls: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
         if isinstance(table, Table):
             if version is None and timestamp is None:
                 version = table.version
@@ -95,7 +106,9 @@ class Loader(_lakerun._Loader):
             rank, world_size = _distributed_place()
         super().__init__(str(table), None if columns is None else list(columns), batch_size, shuffle, seed,
                          filter, rank, world_size, drop_last, num_threads, shuffle_block_size,
-                         shuffle_window_blocks, version, timestamp, None if raw_bytes is None else list(raw_bytes))
+                         shuffle_window_blocks, version, timestamp, None if raw_bytes is None else list(raw_bytes),
+                         None if images is None else {c: dict(s) for c, s in images.items()},
+                         None if nulls is None else {c: dict(s) for c, s in nulls.items()})
 
     def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
         """Continues the current epoch (replays it once an iteration reached its end)."""

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "lakerun/data/column_policy.h"
+#include "lakerun/data/image_options.h"
 #include "lakerun/data/table_source.h"
 
 namespace lakerun::python {
@@ -27,5 +29,11 @@ void RegisterLaunch(py::module_& m);
 data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,
                                     const std::optional<std::string>& filter, std::optional<int64_t> version,
                                     std::optional<int64_t> timestamp_ms);
+
+/// One column's images= settings ({"channels": 1, "resize": 32, "crop": 28, ...}) as ImageOptions. Throws
+/// InvalidArgument naming the column and the key for an unknown key or a value of the wrong type.
+data::ImageOptions ImageOptionsFrom(const std::string& column, const py::dict& settings);
+/// One column's nulls= settings ({"fill_value": 0.0, "emit_mask": True}) as a NullPolicy; errors as above.
+data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& settings);
 
 }  // namespace lakerun::python

@@ -28,6 +28,7 @@ struct LoaderArgs {
   std::optional<uint64_t> shuffle_block_size, shuffle_window_blocks;
   std::optional<int64_t> version, timestamp_ms;
   std::vector<std::string> raw_bytes;
+  std::map<std::string, py::dict> images, nulls;  // per column: settings (column_options.cc)
 };
 
 data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
@@ -42,6 +43,8 @@ data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
   o.drop_last = a.drop_last;
   o.num_threads = a.num_threads;
   o.raw_bytes = a.raw_bytes;
+  for (const auto& [column, settings] : a.images) o.images[column] = ImageOptionsFrom(column, settings);
+  for (const auto& [column, settings] : a.nulls) o.nulls[column] = NullPolicyFrom(column, settings);
   return o;
 }
 
@@ -120,7 +123,9 @@ void RegisterLoader(py::module_& m) {
                        std::optional<int64_t> world_size, bool drop_last, size_t num_threads,
                        std::optional<uint64_t> shuffle_block_size, std::optional<uint64_t> shuffle_window_blocks,
                        std::optional<int64_t> version, std::optional<int64_t> timestamp,
-                       std::optional<std::vector<std::string>> raw_bytes) {
+                       std::optional<std::vector<std::string>> raw_bytes,
+                       std::optional<std::map<std::string, py::dict>> images,
+                       std::optional<std::map<std::string, py::dict>> nulls) {
              LoaderArgs a;
              a.columns = std::move(columns);
              a.batch_size = batch_size;
@@ -136,13 +141,16 @@ void RegisterLoader(py::module_& m) {
              a.version = version;
              a.timestamp_ms = timestamp;
              if (raw_bytes) a.raw_bytes = std::move(*raw_bytes);
+             if (images) a.images = std::move(*images);
+             if (nulls) a.nulls = std::move(*nulls);
              return std::make_unique<Loader>(table, a);
            }),
            py::arg("table"), py::arg("columns") = py::none(), py::arg("batch_size") = 32, py::arg("shuffle") = true,
            py::arg("seed") = 0, py::arg("filter") = py::none(), py::arg("rank") = py::none(),
            py::arg("world_size") = py::none(), py::arg("drop_last") = false, py::arg("num_threads") = 2,
            py::arg("shuffle_block_size") = py::none(), py::arg("shuffle_window_blocks") = py::none(),
-           py::arg("version") = py::none(), py::arg("timestamp") = py::none(), py::arg("raw_bytes") = py::none())
+           py::arg("version") = py::none(), py::arg("timestamp") = py::none(), py::arg("raw_bytes") = py::none(),
+           py::arg("images") = py::none(), py::arg("nulls") = py::none())
       .def("__iter__", &Loader::Iter, py::return_value_policy::reference_internal,
            "Continues the current epoch (replays it once an iteration reached its end).")
       .def("__next__", &Loader::Next, "The next batch: {column: torch.Tensor}; StopIteration at the epoch's end.")
