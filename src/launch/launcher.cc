@@ -265,255 +265,285 @@ class Attempt {
     }
   }
 
+  // One poll(2) loop until every rank is gone and their pipes are drained (or given up on): each turn applies the
+  // deadlines, waits on the poll set until the nearest one, then handles what became ready.
   AttemptOutcome Supervise() {
-    const Clock::time_point started = Clock::now();
-    const auto attempt_deadline =
-        options_.timeout.count() > 0 ? std::optional<Clock::time_point>(started + options_.timeout) : std::nullopt;
-    std::optional<Clock::time_point> kill_at;      // SIGKILL escalation
-    std::optional<Clock::time_point> give_up_at;   // bounded wait after SIGKILL
-    std::optional<Clock::time_point> drain_until;  // bounded drain after every rank exited
-    bool stopping = false;
-    bool killed = false;
-    AttemptOutcome outcome;
-    char buffer[65536];
-
-    auto stop_all = [&](int sig) {
-      for (auto& p : ranks_) {
-        if (p.running) Kill(p, sig);
-      }
-      if (template_running_) internal::KillGroup(template_->process().pid, sig);
-    };
-    auto begin_stop = [&]() {
-      stopping = true;
-      stop_all(SIGTERM);
-      kill_at = Clock::now() + options_.grace_period;
-    };
-    auto escalate = [&]() {
-      stop_all(SIGKILL);
-      killed = true;
-      kill_at.reset();
-      give_up_at = Clock::now() + kReapAfterKill;
-    };
-    auto running_count = [&]() {
-      return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
-    };
-    auto on_template_event = [&](const internal::ForkTemplate::Event& event) {
-      using Event = internal::ForkTemplate::Event;
-      const bool known_rank = event.rank >= 0 && event.rank < static_cast<int>(ranks_.size());
-      if (event.kind == Event::kForked && known_rank && !ranks_[event.rank].running) {
-        RankProcess& p = ranks_[event.rank];
-        p.child.pid = event.pid;
-        p.child.pidfd = internal::OpenPidfd(event.pid);
-        p.running = true;
-        ++forked_;
-        // The rank's own group (its pid) is watched before the rank can start anything: it waits for the template's
-        // exit, which waits for ReleaseRanks. Until it leaves the template's group, that group's watch covers it.
-        guard_.Watch(event.pid);
-        if (forked_ == static_cast<int>(ranks_.size())) template_->ReleaseRanks();
-        if (stopping) Kill(p, killed ? SIGKILL : SIGTERM);
-      } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
-        ranks_[event.rank].ready = true;
-      } else if (event.kind == Event::kFailed) {
-        template_failure_ = event.text;
-      } else if (event.kind == Event::kClosed) {
-        template_socket_open_ = false;
-      }
-    };
-    // Fork start: the template's exit, and what it said. A template that dies before forking every rank fails the
-    // attempt as rank 0 (whose environment and output it had); one that exits 0 without forking never reached its
-    // fork point, and a refusal ('X') is a usage error: both are thrown, as a rank that cannot be exec'd is.
-    auto reap_template = [&]() {
-      int status = 0;
-      const pid_t r = ::waitpid(template_->process().pid, &status, WNOHANG);
-      if (r != template_->process().pid) return;
-      template_running_ = false;
-      RankExit exit;
-      exit.rank = 0;
-      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
-      template_exit_ = exit;
-      // What it said before exiting is already queued on the socket, but its exit may be seen first: read it all.
-      while (template_socket_open_) {
-        const internal::ForkTemplate::Event event = template_->Read();
-        if (event.kind == internal::ForkTemplate::Event::kNothing) break;
-        on_template_event(event);
-      }
-      if (!template_failure_.empty()) {
-        LAKERUN_THROW(ConfigError, "launch --start-method fork: ", template_failure_);
-      }
-      if (forked_ == static_cast<int>(ranks_.size()) || stopping) return;
-      if (exit.signal == 0 && exit.exit_code == 0) {
-        LAKERUN_THROW(ConfigError, "launch --start-method fork: ", options_.command.front(), " exited with code 0 ",
-                      "without reaching its fork point (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or ",
-                      "lakerun::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
-                      "lakerun, any other program runs with --start-method exec");
-      }
-      outcome.end = AttemptEnd::kFailure;
-      outcome.failure = exit;
-      router_.Note("rank 0 " + exit.Describe() + " before its fork point (as the fork-start template)" +
-                   (forked_ > 0 ? "; stopping the " + Plural(forked_, "rank") + " already forked" : ""));
-      begin_stop();
-    };
-    auto reap = [&](RankProcess& p) {
-      // Peek first: while the leader is an unreaped zombie its process-group id cannot be reused, so killing
-      // what is left of its group (the rank's own children) cannot hit an unrelated process.
-      siginfo_t info;
-      std::memset(&info, 0, sizeof(info));
-      if (::waitid(P_PID, static_cast<id_t>(p.child.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-          info.si_pid != p.child.pid) {
-        return;
-      }
-      Kill(p, SIGKILL);
-      int status = 0;
-      pid_t r;
-      do {
-        r = ::waitpid(p.child.pid, &status, 0);
-      } while (r < 0 && errno == EINTR);
-      if (r != p.child.pid) return;
-      p.running = false;
-      p.status = status;
-      CloseFd(p.child.pidfd);
-      RankExit exit;
-      exit.rank = p.rank;
-      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
-      p.exit = exit;
-      const bool failed = exit.signal != 0 || exit.exit_code != 0;
-      if (failed && !stopping) {
-        outcome.end = AttemptEnd::kFailure;
-        outcome.failure = exit;
-        const int others = running_count();
-        router_.Note("rank " + std::to_string(p.rank) + " " + exit.Describe() +
-                     (others > 0 ? "; stopping the other " + Plural(others, "rank") + " (SIGTERM, SIGKILL after " +
-                                       Seconds(options_.grace_period) + ")"
-                                 : ""));
-        begin_stop();
-      }
-    };
-    // Ranks without a pidfd (pidfd_open unavailable, or the pid was gone before one was opened) are polled with
-    // waitpid instead.
-    auto any_without_pidfd = [&]() {
-      return std::any_of(ranks_.begin(), ranks_.end(),
-                         [](const RankProcess& p) { return p.running && p.child.pidfd < 0; });
-    };
-
-    while (true) {
-      const bool any_running = running_count() > 0 || template_running_;
-      const bool any_pipe = std::any_of(ranks_.begin(), ranks_.end(),
-                                        [](const RankProcess& p) { return p.fds[0] >= 0 || p.fds[1] >= 0; });
-      if (!any_running && !drain_until) drain_until = Clock::now() + kDrainAfterExit;
-      if (!any_running && (!any_pipe || Clock::now() >= *drain_until)) break;
-      if (any_running && give_up_at && Clock::now() >= *give_up_at) {
-        template_running_ = false;
-        for (auto& p : ranks_) {
-          if (p.running) {
-            router_.Note("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.child.pid) +
-                         ") did not exit " + Seconds(kReapAfterKill) + " after SIGKILL (stuck in the kernel?); " +
-                         "giving up on it");
-            p.running = false;
-          }
-        }
-        continue;
-      }
-      if (kill_at && Clock::now() >= *kill_at) escalate();
-      if (!stopping && attempt_deadline && Clock::now() >= *attempt_deadline) {
-        outcome.end = AttemptEnd::kTimedOut;
-        router_.Note("the ranks ran past --timeout " + Seconds(options_.timeout) + "; stopping " +
-                     Plural(running_count(), "rank"));
-        begin_stop();
-      }
-
-      // Build the poll set.
-      std::vector<pollfd> fds;
-      std::vector<std::pair<int, int>> what;  // (rank, 0/1 stream or 2 = pidfd), (-1, -1) = signals
-      for (auto& p : ranks_) {
-        for (int s = 0; s < 2; ++s) {
-          if (p.fds[s] >= 0) {
-            fds.push_back({p.fds[s], POLLIN, 0});
-            what.emplace_back(p.rank, s);
-          }
-        }
-        // A forked rank is our child only once the template is gone; until then its pidfd could not be reaped.
-        if (p.running && p.child.pidfd >= 0 && (p.ready || !template_running_)) {
-          fds.push_back({p.child.pidfd, POLLIN, 0});
-          what.emplace_back(p.rank, 2);
-        }
-      }
-      if (template_ && template_socket_open_) {
-        fds.push_back({template_->socket(), static_cast<short>(POLLIN | (template_->WantsWrite() ? POLLOUT : 0)), 0});
-        what.emplace_back(-2, 0);
-      }
-      if (template_running_ && template_->process().pidfd >= 0) {
-        fds.push_back({template_->process().pidfd, POLLIN, 0});
-        what.emplace_back(-2, 1);
-      }
-      if (signals_.fd() >= 0) {
-        fds.push_back({signals_.fd(), POLLIN, 0});
-        what.emplace_back(-1, -1);
-      }
-      Clock::time_point wake = Clock::now() + milliseconds(1000);
-      for (const auto& t : {kill_at, give_up_at, drain_until, stopping ? std::nullopt : attempt_deadline}) {
-        if (t) wake = std::min(wake, *t);
-      }
-      if (any_without_pidfd()) wake = std::min(wake, Clock::now() + kPollFallback);
-      if (template_running_ && template_->process().pidfd < 0) wake = std::min(wake, Clock::now() + kPollFallback);
-      const auto wait_ms = std::max<int64_t>(
-          0, std::chrono::duration_cast<milliseconds>(wake - Clock::now()).count() + 1);
-      const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+    if (options_.timeout.count() > 0) attempt_deadline_ = Clock::now() + options_.timeout;
+    while (!Finished()) {
+      if (GiveUpOnUnkillable()) continue;
+      ApplyDeadlines();
+      PollSet set = BuildPollSet();
+      const int ready = ::poll(set.fds.data(), set.fds.size(), WaitMs());
       if (ready < 0 && errno != EINTR) LAKERUN_THROW(IoError, "launch: poll: ", std::strerror(errno));
-
-      for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
-        if (fds[i].revents == 0) continue;
-        const auto [rank, kind] = what[i];
-        if (rank == -2) {
-          if (kind == 1) {
-            reap_template();
-          } else {
-            if ((fds[i].revents & POLLOUT) != 0) template_->Flush();
-            // Drain every queued message first: an 'X' may sit behind 'F's when the template's exit is seen.
-            while (template_socket_open_ && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-              const internal::ForkTemplate::Event event = template_->Read();
-              if (event.kind == internal::ForkTemplate::Event::kNothing) break;
-              on_template_event(event);
-            }
-          }
-          continue;
-        }
-        if (rank < 0) {
-          const int sig = signals_.Take();
-          if (sig == 0) continue;
-          if (!stopping) {
-            outcome.end = AttemptEnd::kInterrupted;
-            outcome.signal = sig;
-            router_.Note("received " + internal::SignalName(sig) + "; forwarding it to " +
-                         Plural(running_count(), "rank") + " (SIGKILL after " + Seconds(options_.grace_period) + ")");
-            stopping = true;
-            stop_all(sig);
-            kill_at = Clock::now() + options_.grace_period;
-          } else if (!killed) {
-            router_.Note("received " + internal::SignalName(sig) + " again; killing the ranks now");
-            escalate();
-          }
-          continue;
-        }
-        RankProcess& p = ranks_[rank];
-        if (kind == 2) {
-          reap(p);
-          continue;
-        }
-        const ssize_t n = ::read(p.fds[kind], buffer, sizeof(buffer));
-        if (n > 0) {
-          router_.Feed(rank, static_cast<internal::Stream>(kind), std::string_view(buffer, static_cast<size_t>(n)));
-        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-          router_.Finish(rank, static_cast<internal::Stream>(kind));
-          CloseFd(p.fds[kind]);
-        }
-      }
+      if (ready > 0) HandleReady(set);
       for (auto& p : ranks_) {
-        if (p.running && p.child.pidfd < 0) reap(p);
+        if (p.running && p.child.pidfd < 0) Reap(p);
       }
-      if (template_running_ && template_->process().pidfd < 0) reap_template();
+      if (template_running_ && template_->process().pidfd < 0) ReapTemplate();
     }
+    return Conclude();
+  }
+
+ private:
+  // What each entry of a poll set watches.
+  enum class Watched { kStdout, kStderr, kPidfd, kTemplateSocket, kTemplatePidfd, kSignals };
+  struct PollSet {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Watched, int>> what;  // with the rank, for kStdout, kStderr and kPidfd
+    void Add(int fd, short events, Watched watched, int rank = -1) {
+      fds.push_back({fd, events, 0});
+      what.emplace_back(watched, rank);
+    }
+  };
+
+  int RunningCount() const {
+    return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
+  }
+
+  void StopAll(int sig) {
+    for (auto& p : ranks_) {
+      if (p.running) Kill(p, sig);
+    }
+    if (template_running_) internal::KillGroup(template_->process().pid, sig);
+  }
+
+  // SIGTERM to every rank, SIGKILL after the grace period.
+  void BeginStop() {
+    stopping_ = true;
+    StopAll(SIGTERM);
+    kill_at_ = Clock::now() + options_.grace_period;
+  }
+
+  void Escalate() {
+    StopAll(SIGKILL);
+    killed_ = true;
+    kill_at_.reset();
+    give_up_at_ = Clock::now() + kReapAfterKill;
+  }
+
+  // True once every rank (and the template) is gone and the pipes are drained, or the bounded drain has passed.
+  bool Finished() {
+    const bool any_running = RunningCount() > 0 || template_running_;
+    const bool any_pipe =
+        std::any_of(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.fds[0] >= 0 || p.fds[1] >= 0; });
+    if (!any_running && !drain_until_) drain_until_ = Clock::now() + kDrainAfterExit;
+    return !any_running && (!any_pipe || Clock::now() >= *drain_until_);
+  }
+
+  // Ranks still there kReapAfterKill after SIGKILL (stuck in the kernel) are given up on: true when that happened.
+  bool GiveUpOnUnkillable() {
+    const bool any_running = RunningCount() > 0 || template_running_;
+    if (!any_running || !give_up_at_ || Clock::now() < *give_up_at_) return false;
+    template_running_ = false;
+    for (auto& p : ranks_) {
+      if (p.running) {
+        router_.Note("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.child.pid) + ") did not exit " +
+                     Seconds(kReapAfterKill) + " after SIGKILL (stuck in the kernel?); " + "giving up on it");
+        p.running = false;
+      }
+    }
+    return true;
+  }
+
+  // The SIGKILL escalation and the attempt's --timeout.
+  void ApplyDeadlines() {
+    if (kill_at_ && Clock::now() >= *kill_at_) Escalate();
+    if (!stopping_ && attempt_deadline_ && Clock::now() >= *attempt_deadline_) {
+      outcome_.end = AttemptEnd::kTimedOut;
+      router_.Note("the ranks ran past --timeout " + Seconds(options_.timeout) + "; stopping " +
+                   Plural(RunningCount(), "rank"));
+      BeginStop();
+    }
+  }
+
+  PollSet BuildPollSet() const {
+    PollSet set;
+    for (const auto& p : ranks_) {
+      if (p.fds[0] >= 0) set.Add(p.fds[0], POLLIN, Watched::kStdout, p.rank);
+      if (p.fds[1] >= 0) set.Add(p.fds[1], POLLIN, Watched::kStderr, p.rank);
+      // A forked rank is our child only once the template is gone; until then its pidfd could not be reaped.
+      if (p.running && p.child.pidfd >= 0 && (p.ready || !template_running_)) {
+        set.Add(p.child.pidfd, POLLIN, Watched::kPidfd, p.rank);
+      }
+    }
+    if (template_ && template_socket_open_) {
+      set.Add(template_->socket(), static_cast<short>(POLLIN | (template_->WantsWrite() ? POLLOUT : 0)),
+              Watched::kTemplateSocket);
+    }
+    if (template_running_ && template_->process().pidfd >= 0) {
+      set.Add(template_->process().pidfd, POLLIN, Watched::kTemplatePidfd);
+    }
+    if (signals_.fd() >= 0) set.Add(signals_.fd(), POLLIN, Watched::kSignals);
+    return set;
+  }
+
+  // Milliseconds until the nearest deadline, at most 1 s; the fallback period while some process has no pidfd.
+  int WaitMs() const {
+    Clock::time_point wake = Clock::now() + milliseconds(1000);
+    for (const auto& t : {kill_at_, give_up_at_, drain_until_, stopping_ ? std::nullopt : attempt_deadline_}) {
+      if (t) wake = std::min(wake, *t);
+    }
+    const bool any_without_pidfd =
+        std::any_of(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running && p.child.pidfd < 0; });
+    if (any_without_pidfd) wake = std::min(wake, Clock::now() + kPollFallback);
+    if (template_running_ && template_->process().pidfd < 0) wake = std::min(wake, Clock::now() + kPollFallback);
+    return static_cast<int>(
+        std::max<int64_t>(0, std::chrono::duration_cast<milliseconds>(wake - Clock::now()).count() + 1));
+  }
+
+  void HandleReady(const PollSet& set) {
+    for (size_t i = 0; i < set.fds.size(); ++i) {
+      const short revents = set.fds[i].revents;
+      if (revents == 0) continue;
+      const auto [watched, rank] = set.what[i];
+      switch (watched) {
+        case Watched::kStdout: ReadOutput(ranks_[rank], 0); break;
+        case Watched::kStderr: ReadOutput(ranks_[rank], 1); break;
+        case Watched::kPidfd: Reap(ranks_[rank]); break;
+        case Watched::kTemplatePidfd: ReapTemplate(); break;
+        case Watched::kTemplateSocket: ServeTemplate(revents); break;
+        case Watched::kSignals: OnSignal(); break;
+      }
+    }
+  }
+
+  void ReadOutput(RankProcess& p, int stream) {
+    const ssize_t n = ::read(p.fds[stream], buffer_.data(), buffer_.size());
+    if (n > 0) {
+      router_.Feed(p.rank, static_cast<internal::Stream>(stream), std::string_view(buffer_.data(), static_cast<size_t>(n)));
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      router_.Finish(p.rank, static_cast<internal::Stream>(stream));
+      CloseFd(p.fds[stream]);
+    }
+  }
+
+  void ServeTemplate(short revents) {
+    if ((revents & POLLOUT) != 0) template_->Flush();
+    // Drain every queued message first: an 'X' may sit behind 'F's when the template's exit is seen.
+    while (template_socket_open_ && (revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      const internal::ForkTemplate::Event event = template_->Read();
+      if (event.kind == internal::ForkTemplate::Event::kNothing) break;
+      OnTemplateEvent(event);
+    }
+  }
+
+  // SIGINT/SIGTERM to the launcher: forwarded to the ranks; a second one escalates to SIGKILL.
+  void OnSignal() {
+    const int sig = signals_.Take();
+    if (sig == 0) return;
+    if (!stopping_) {
+      outcome_.end = AttemptEnd::kInterrupted;
+      outcome_.signal = sig;
+      router_.Note("received " + internal::SignalName(sig) + "; forwarding it to " + Plural(RunningCount(), "rank") +
+                   " (SIGKILL after " + Seconds(options_.grace_period) + ")");
+      stopping_ = true;
+      StopAll(sig);
+      kill_at_ = Clock::now() + options_.grace_period;
+    } else if (!killed_) {
+      router_.Note("received " + internal::SignalName(sig) + " again; killing the ranks now");
+      Escalate();
+    }
+  }
+
+  void OnTemplateEvent(const internal::ForkTemplate::Event& event) {
+    using Event = internal::ForkTemplate::Event;
+    const bool known_rank = event.rank >= 0 && event.rank < static_cast<int>(ranks_.size());
+    if (event.kind == Event::kForked && known_rank && !ranks_[event.rank].running) {
+      RankProcess& p = ranks_[event.rank];
+      p.child.pid = event.pid;
+      p.child.pidfd = internal::OpenPidfd(event.pid);
+      p.running = true;
+      ++forked_;
+      // The rank's own group (its pid) is watched before the rank can start anything: it waits for the template's
+      // exit, which waits for ReleaseRanks. Until it leaves the template's group, that group's watch covers it.
+      guard_.Watch(event.pid);
+      if (forked_ == static_cast<int>(ranks_.size())) template_->ReleaseRanks();
+      if (stopping_) Kill(p, killed_ ? SIGKILL : SIGTERM);
+    } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
+      ranks_[event.rank].ready = true;
+    } else if (event.kind == Event::kFailed) {
+      template_failure_ = event.text;
+    } else if (event.kind == Event::kClosed) {
+      template_socket_open_ = false;
+    }
+  }
+
+  // Fork start: the template's exit, and what it said. A template that dies before forking every rank fails the
+  // attempt as rank 0 (whose environment and output it had); one that exits 0 without forking never reached its
+  // fork point, and a refusal ('X') is a usage error: both are thrown, as a rank that cannot be exec'd is.
+  void ReapTemplate() {
+    int status = 0;
+    const pid_t r = ::waitpid(template_->process().pid, &status, WNOHANG);
+    if (r != template_->process().pid) return;
+    template_running_ = false;
+    RankExit exit;
+    exit.rank = 0;
+    if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+    template_exit_ = exit;
+    // What it said before exiting is already queued on the socket, but its exit may be seen first: read it all.
+    while (template_socket_open_) {
+      const internal::ForkTemplate::Event event = template_->Read();
+      if (event.kind == internal::ForkTemplate::Event::kNothing) break;
+      OnTemplateEvent(event);
+    }
+    if (!template_failure_.empty()) {
+      LAKERUN_THROW(ConfigError, "launch --start-method fork: ", template_failure_);
+    }
+    if (forked_ == static_cast<int>(ranks_.size()) || stopping_) return;
+    if (exit.signal == 0 && exit.exit_code == 0) {
+      LAKERUN_THROW(ConfigError, "launch --start-method fork: ", options_.command.front(), " exited with code 0 ",
+                    "without reaching its fork point (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or ",
+                    "lakerun::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
+                    "lakerun, any other program runs with --start-method exec");
+    }
+    outcome_.end = AttemptEnd::kFailure;
+    outcome_.failure = exit;
+    router_.Note("rank 0 " + exit.Describe() + " before its fork point (as the fork-start template)" +
+                 (forked_ > 0 ? "; stopping the " + Plural(forked_, "rank") + " already forked" : ""));
+    BeginStop();
+  }
+
+  // Reaps `p` if it has exited; the first failure stops the others.
+  void Reap(RankProcess& p) {
+    // Peek first: while the leader is an unreaped zombie its process-group id cannot be reused, so killing
+    // what is left of its group (the rank's own children) cannot hit an unrelated process.
+    siginfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    if (::waitid(P_PID, static_cast<id_t>(p.child.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != p.child.pid) {
+      return;
+    }
+    Kill(p, SIGKILL);
+    int status = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(p.child.pid, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    if (r != p.child.pid) return;
+    p.running = false;
+    p.status = status;
+    CloseFd(p.child.pidfd);
+    RankExit exit;
+    exit.rank = p.rank;
+    if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+    p.exit = exit;
+    const bool failed = exit.signal != 0 || exit.exit_code != 0;
+    if (failed && !stopping_) {
+      outcome_.end = AttemptEnd::kFailure;
+      outcome_.failure = exit;
+      const int others = RunningCount();
+      router_.Note("rank " + std::to_string(p.rank) + " " + exit.Describe() +
+                   (others > 0 ? "; stopping the other " + Plural(others, "rank") + " (SIGTERM, SIGKILL after " +
+                                     Seconds(options_.grace_period) + ")"
+                               : ""));
+      BeginStop();
+    }
+  }
+
+  // Closes what is left of the pipes and collects every rank's exit.
+  AttemptOutcome Conclude() {
     for (auto& p : ranks_) {
       for (int s = 0; s < 2; ++s) {
         if (p.fds[s] >= 0) {
@@ -522,13 +552,12 @@ class Attempt {
         }
       }
     }
+    AttemptOutcome outcome = outcome_;
     for (const auto& p : ranks_) outcome.exits.push_back(p.exit);
     // Fork start: a template that died before forking rank 0 was rank 0 (its environment, and any run it started).
     if (!outcome.exits.empty() && !outcome.exits[0] && ranks_[0].child.pid <= 0) outcome.exits[0] = template_exit_;
     return outcome;
   }
-
- private:
   const LaunchOptions& options_;
   internal::OutputRouter& router_;
   internal::SignalWatch& signals_;
@@ -547,6 +576,15 @@ class Attempt {
   int forked_ = 0;
   std::string template_failure_;
   std::optional<RankExit> template_exit_;  // once reaped, as rank 0
+  // Supervise's state.
+  std::optional<Clock::time_point> attempt_deadline_;  // --timeout
+  std::optional<Clock::time_point> kill_at_;           // SIGKILL escalation
+  std::optional<Clock::time_point> give_up_at_;        // bounded wait after SIGKILL
+  std::optional<Clock::time_point> drain_until_;       // bounded drain after every rank exited
+  bool stopping_ = false;
+  bool killed_ = false;
+  AttemptOutcome outcome_;
+  std::array<char, 65536> buffer_;
 };
 
 // LaunchOptions::after_attempt, whose failure is a warning: the job's outcome is the ranks'.
