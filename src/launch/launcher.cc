@@ -27,6 +27,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/launch/gpu.h"
 #include "launch/fork_template.h"
+#include "launch/node_group.h"
 #include "launch/orphan_guard.h"
 #include "launch/output.h"
 #include "launch/process.h"
@@ -63,6 +64,8 @@ constexpr int kSpawnThreads = 8;
 constexpr milliseconds kDrainAfterExit{2000};
 // Poll period when pidfd_open is unavailable.
 constexpr milliseconds kPollFallback{20};
+// How often a node agent looks at what its watcher found about the other nodes (NodeGroup::Failure, no I/O).
+constexpr milliseconds kPeerPoll{50};
 
 struct RankProcess {
   int rank = 0;
@@ -75,11 +78,18 @@ struct RankProcess {
   std::optional<RankExit> exit;  // once reaped
 };
 
-enum class AttemptEnd { kSuccess, kFailure, kInterrupted, kTimedOut };
+enum class AttemptEnd {
+  kSuccess,
+  kFailure,      // a rank of this node failed
+  kPeerFailure,  // another node's rank failed, or an agent was lost (AttemptOutcome::peer)
+  kInterrupted,
+  kTimedOut,
+};
 
 struct AttemptOutcome {
   AttemptEnd end = AttemptEnd::kSuccess;
   RankExit failure;
+  std::optional<internal::NodeFailure> peer;
   int signal = 0;
   std::vector<std::optional<RankExit>> exits;  // AttemptReport::exits
 };
@@ -99,9 +109,10 @@ void CloseFd(int& fd) {
 
 class Attempt {
  public:
+  // `group`: the node agents of a job of several nodes (nullptr: this launcher is the whole job).
   Attempt(const LaunchOptions& options, internal::OutputRouter& router, internal::SignalWatch& signals,
-          internal::OrphanGuard& guard)
-      : options_(options), router_(router), signals_(signals), guard_(guard) {}
+          internal::OrphanGuard& guard, internal::NodeGroup* group)
+      : options_(options), router_(router), signals_(signals), guard_(guard), group_(group) {}
 
   ~Attempt() {
     // Only reached with live ranks when an exception escapes: never leave them behind (bounded wait).
@@ -272,6 +283,7 @@ class Attempt {
     while (!Finished()) {
       if (GiveUpOnUnkillable()) continue;
       ApplyDeadlines();
+      WatchPeers();
       PollSet set = BuildPollSet();
       const int ready = ::poll(set.fds.data(), set.fds.size(), WaitMs());
       if (ready < 0 && errno != EINTR) LAKERUN_THROW(IoError, "launch: poll: ", std::strerror(errno));
@@ -296,8 +308,37 @@ class Attempt {
     }
   };
 
+  // The rank's number in the job (its local number plus the node's first rank).
+  int Global(int local_rank) const { return (group_ ? group_->first_rank() : 0) + local_rank; }
+
+  // Another node's failure (or a lost agent) stops this node's ranks.
+  void WatchPeers() {
+    if (group_ == nullptr || stopping_) return;
+    std::optional<internal::NodeFailure> failure = group_->Failure();
+    if (!failure || failure->node == group_->node_rank()) return;
+    outcome_.end = AttemptEnd::kPeerFailure;
+    outcome_.peer = failure;
+    router_.Note(failure->Describe() + "; stopping the " + Plural(RunningCount(), "rank") + " of this node (" +
+                 "SIGTERM, SIGKILL after " + Seconds(options_.grace_period) + ")");
+    BeginStop();
+  }
+
+  // Tells the other nodes' agents what failed here: rank `local_rank` (-1: the agent itself).
+  void PublishLocal(int local_rank, int pid, const std::string& cause, int exit_code) {
+    if (group_ == nullptr) return;
+    internal::NodeFailure failure;
+    failure.node = group_->node_rank();
+    failure.host = group_->host();
+    failure.rank = local_rank < 0 ? -1 : Global(local_rank);
+    failure.pid = pid;
+    failure.cause = cause;
+    failure.exit_code = exit_code;
+    group_->Publish(failure);
+  }
+
   int RunningCount() const {
-    return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
+    return static_cast<int>(
+        std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
   }
 
   void StopAll(int sig) {
@@ -337,8 +378,9 @@ class Attempt {
     template_running_ = false;
     for (auto& p : ranks_) {
       if (p.running) {
-        router_.Note("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.child.pid) + ") did not exit " +
-                     Seconds(kReapAfterKill) + " after SIGKILL (stuck in the kernel?); " + "giving up on it");
+        router_.Note("rank " + std::to_string(Global(p.rank)) + " (pid " + std::to_string(p.child.pid) +
+                     ") did not exit " + Seconds(kReapAfterKill) + " after SIGKILL (stuck in the kernel?); " +
+                     "giving up on it");
         p.running = false;
       }
     }
@@ -350,6 +392,7 @@ class Attempt {
     if (kill_at_ && Clock::now() >= *kill_at_) Escalate();
     if (!stopping_ && attempt_deadline_ && Clock::now() >= *attempt_deadline_) {
       outcome_.end = AttemptEnd::kTimedOut;
+      PublishLocal(-1, ::getpid(), "stopped the job: its ranks ran past --timeout " + Seconds(options_.timeout), 124);
       router_.Note("the ranks ran past --timeout " + Seconds(options_.timeout) + "; stopping " +
                    Plural(RunningCount(), "rank"));
       BeginStop();
@@ -386,6 +429,7 @@ class Attempt {
     const bool any_without_pidfd =
         std::any_of(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running && p.child.pidfd < 0; });
     if (any_without_pidfd) wake = std::min(wake, Clock::now() + kPollFallback);
+    if (group_ != nullptr && !stopping_) wake = std::min(wake, Clock::now() + kPeerPoll);
     if (template_running_ && template_->process().pidfd < 0) wake = std::min(wake, Clock::now() + kPollFallback);
     return static_cast<int>(
         std::max<int64_t>(0, std::chrono::duration_cast<milliseconds>(wake - Clock::now()).count() + 1));
@@ -410,7 +454,8 @@ class Attempt {
   void ReadOutput(RankProcess& p, int stream) {
     const ssize_t n = ::read(p.fds[stream], buffer_.data(), buffer_.size());
     if (n > 0) {
-      router_.Feed(p.rank, static_cast<internal::Stream>(stream), std::string_view(buffer_.data(), static_cast<size_t>(n)));
+      router_.Feed(p.rank, static_cast<internal::Stream>(stream),
+                   std::string_view(buffer_.data(), static_cast<size_t>(n)));
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
       router_.Finish(p.rank, static_cast<internal::Stream>(stream));
       CloseFd(p.fds[stream]);
@@ -434,6 +479,7 @@ class Attempt {
     if (!stopping_) {
       outcome_.end = AttemptEnd::kInterrupted;
       outcome_.signal = sig;
+      PublishLocal(-1, ::getpid(), "was stopped by " + internal::SignalName(sig), 128 + sig);
       router_.Note("received " + internal::SignalName(sig) + "; forwarding it to " + Plural(RunningCount(), "rank") +
                    " (SIGKILL after " + Seconds(options_.grace_period) + ")");
       stopping_ = true;
@@ -497,9 +543,13 @@ class Attempt {
                     "lakerun::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
                     "lakerun, any other program runs with --start-method exec");
     }
+    exit.rank = Global(0);
     outcome_.end = AttemptEnd::kFailure;
     outcome_.failure = exit;
-    router_.Note("rank 0 " + exit.Describe() + " before its fork point (as the fork-start template)" +
+    PublishLocal(0, template_->process().pid, exit.Describe() + " before its fork point",
+                 exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
+    router_.Note("rank " + std::to_string(exit.rank) + " " + exit.Describe() +
+                 " before its fork point (as the fork-start template)" +
                  (forked_ > 0 ? "; stopping the " + Plural(forked_, "rank") + " already forked" : ""));
     BeginStop();
   }
@@ -525,7 +575,7 @@ class Attempt {
     p.status = status;
     CloseFd(p.child.pidfd);
     RankExit exit;
-    exit.rank = p.rank;
+    exit.rank = Global(p.rank);
     if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
     p.exit = exit;
@@ -533,8 +583,9 @@ class Attempt {
     if (failed && !stopping_) {
       outcome_.end = AttemptEnd::kFailure;
       outcome_.failure = exit;
+      PublishLocal(p.rank, p.child.pid, exit.Describe(), exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
       const int others = RunningCount();
-      router_.Note("rank " + std::to_string(p.rank) + " " + exit.Describe() +
+      router_.Note("rank " + std::to_string(exit.rank) + " " + exit.Describe() +
                    (others > 0 ? "; stopping the other " + Plural(others, "rank") + " (SIGTERM, SIGKILL after " +
                                      Seconds(options_.grace_period) + ")"
                                : ""));
@@ -562,6 +613,7 @@ class Attempt {
   internal::OutputRouter& router_;
   internal::SignalWatch& signals_;
   internal::OrphanGuard& guard_;
+  internal::NodeGroup* group_;
   // Threads that started ranks (Spawn), parked until the destructor releases and joins them.
   std::vector<std::thread> spawners_;
   std::mutex spawn_mu_;
@@ -607,6 +659,105 @@ int64_t RealtimeNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+void ReportTiming(Clock::time_point started, Clock::time_point store_ready, int n, internal::OutputRouter& router) {
+  const auto ms = [&](Clock::time_point t) { return std::chrono::duration<double, std::milli>(t - started).count(); };
+  const Clock::time_point all_exec = Clock::now();
+  const int64_t main_realtime =
+      RealtimeNs() - std::chrono::duration_cast<std::chrono::nanoseconds>(all_exec - started).count();
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "timing: launcher_start_realtime_ns=%lld store_ready_ms=%.3f all_ranks_execed_ms=%.3f ranks=%d",
+                static_cast<long long>(main_realtime), ms(store_ready), ms(all_exec), n);
+  router.Note(line);
+}
+
+void AppendStderrTail(int rank, const std::vector<std::string>& tail, std::string* report) {
+  if (tail.empty()) {
+    *report += "\n[lakerun] rank " + std::to_string(rank) + " wrote nothing to stderr";
+    return;
+  }
+  *report += "\n[lakerun] last lines of rank " + std::to_string(rank) + "'s stderr:";
+  for (const auto& line : tail) *report += "\n[lakerun]   | " + line;
+}
+
+// A job of several nodes: this launcher joins the others as its node's agent (nullptr for one node).
+std::unique_ptr<internal::NodeGroup> JoinNodes(const LaunchOptions& options, int n, internal::HostedStore& store) {
+  if (options.nnodes == 1) return nullptr;
+  internal::NodeGroupOptions group;
+  group.nnodes = options.nnodes;
+  group.node_rank = options.node_rank;
+  group.nproc = n;
+  group.rdzv_id = options.rdzv_id;
+  group.store_address = options.master_addr + ":" + std::to_string(options.master_port);
+  group.join_timeout = options.join_timeout;
+  group.heartbeat_timeout = options.heartbeat_timeout;
+  return std::make_unique<internal::NodeGroup>(group, store.agents());
+}
+
+// Leaves the node group however Launch ends; an agent that ends by an exception first tells the others, so they
+// stop at once instead of waiting for its heartbeat to go quiet.
+struct NodeLeaver {
+  internal::NodeGroup* group;
+  ~NodeLeaver() {
+    if (group == nullptr) return;
+    try {
+      if (std::uncaught_exceptions() > 0) {
+        group->Publish({group->node_rank(), group->host(), -1, static_cast<int>(::getpid()),
+                        "stopped with an error (see its output)", 1});
+        group->AgreedFailure();
+      }
+      group->Leave();
+    } catch (const std::exception&) {
+      // The others find this agent lost through its heartbeat.
+    }
+  }
+};
+
+// The failure every node reports for the attempt: the first one published in the store, else this node's own.
+internal::NodeFailure NodeFailureOf(const AttemptOutcome& outcome, internal::NodeGroup& group) {
+  if (std::optional<internal::NodeFailure> agreed = group.AgreedFailure()) return *agreed;
+  if (outcome.peer) return *outcome.peer;
+  const RankExit& exit = outcome.failure;
+  return {group.node_rank(), group.host(), exit.rank, 0, exit.Describe(),
+          exit.signal != 0 ? 128 + exit.signal : exit.exit_code};
+}
+
+// Every node's agent decides alike from the agreed failure: restart the whole job after a rank's failure while
+// --max-restarts allows; never after a lost agent (it does not come back).
+bool RestartNodes(const LaunchOptions& options, int attempt, int world, const AttemptOutcome& outcome,
+                  internal::NodeGroup& group, internal::OutputRouter& router) {
+  const internal::NodeFailure failure = NodeFailureOf(outcome, group);
+  if (failure.rank < 0 || attempt >= options.max_restarts) return false;
+  const std::string message = "restarting all " + Plural(world, "rank") + " of " + Plural(options.nnodes, "node") +
+                              " (restart " + std::to_string(attempt + 1) + " of " +
+                              std::to_string(options.max_restarts) + ") after: " + failure.Describe();
+  router.Note(message);
+  router.NoteInLogs(message);
+  return true;
+}
+
+void ReportNodeFailure(const LaunchOptions& options, int attempt, int world, const AttemptOutcome& outcome,
+                       internal::NodeGroup& group, internal::OutputRouter& router, LaunchResult* result) {
+  const internal::NodeFailure failure = NodeFailureOf(outcome, group);
+  result->exit_code = failure.exit_code;
+  result->failure_node = failure.node;
+  result->failure_report = failure.Describe();
+  std::string report = "error: " + failure.Describe() + " (first failure of " + Plural(world, "rank") + " on " +
+                       Plural(options.nnodes, "node");
+  if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
+  report += "); exit code " + std::to_string(result->exit_code);
+  const bool local = outcome.end == AttemptEnd::kFailure && failure.node == group.node_rank() &&
+                     failure.rank == outcome.failure.rank;
+  if (local) {
+    result->failure = outcome.failure;
+    result->failure_stderr_tail = router.StderrTail(failure.rank - group.first_rank());
+    AppendStderrTail(failure.rank, result->failure_stderr_tail, &report);
+  } else if (failure.rank >= 0 && failure.node != group.node_rank()) {
+    report += "\n[lakerun] its output is in node " + std::to_string(failure.node) + "'s launcher output";
+  }
+  router.Note(report);
+}
+
 }  // namespace
 
 LaunchResult Launch(const LaunchOptions& options) {
@@ -642,19 +793,25 @@ LaunchResult Launch(const LaunchOptions& options) {
     }
     gpus.assign(visible.ids.begin(), visible.ids.begin() + n);
   }
-  for (int r : options.show_ranks) {
-    LAKERUN_CHECK_AS(ConfigError, r >= 0 && r < n, "launch: --ranks: rank ", r, " is outside 0..", n - 1);
-  }
   const std::string path = internal::ResolveProgram(options.command.front());
 
-  const internal::HostedStore store = internal::HostStore(options);
+  internal::HostedStore store = internal::HostStore(options);
+  std::unique_ptr<internal::NodeGroup> group = JoinNodes(options, n, store);
+  const int first_rank = group ? group->first_rank() : 0;
+  const int world = group ? group->world_size() : n;
+  for (int r : options.show_ranks) {
+    LAKERUN_CHECK_AS(ConfigError, r >= 0 && r < world, "launch: --ranks: rank ", r, " is outside 0..", world - 1);
+  }
   const Clock::time_point store_ready = Clock::now();
 
   LaunchResult result;
-  result.run_id = options.run_id.empty() ? internal::RandomRunId() : options.run_id;
+  result.run_id = !options.run_id.empty() ? options.run_id
+                  : group                 ? options.rdzv_id  // as torchrun: the same on every node
+                                          : internal::RandomRunId();
   result.processes = n;
   internal::OutputRouter::Options router_options;
   router_options.ranks = n;
+  router_options.first_rank = first_rank;
   router_options.stdout_fd = options.stdout_fd;
   router_options.stderr_fd = options.stderr_fd;
   router_options.show_ranks = options.show_ranks;
@@ -668,61 +825,85 @@ LaunchResult Launch(const LaunchOptions& options) {
   const std::vector<std::string> base_env = internal::CurrentEnvironment();
   const int cores = internal::AvailableCores();
   const bool report_timing = std::getenv("LAKERUN_LAUNCH_TIMING") != nullptr;
+  // A signal that arrives while the agent waits for the other nodes (between attempts, or after its ranks ended).
+  int waiting_signal = 0;
+  const auto interrupted = [&] {
+    if (waiting_signal == 0) waiting_signal = signals.Take();
+    return waiting_signal != 0;
+  };
+  NodeLeaver leaver{group.get()};
 
   for (int attempt = 0;; ++attempt) {
-    std::vector<std::vector<std::string>> envs;
-    for (int rank = 0; rank < n; ++rank) {
-      internal::RankEnvSpec spec;
-      spec.rank = rank;
-      spec.local_rank = rank;
-      spec.world_size = n;
-      spec.local_world_size = n;
-      store.Describe(&spec);
-      spec.restart_count = attempt;
-      spec.max_restarts = options.max_restarts;
-      spec.run_id = result.run_id;
-      spec.gpu = gpus.empty() ? "" : gpus[rank];
-      spec.cores = cores;
-      spec.console_is_terminal = console_is_terminal;
-      spec.extra = options.extra_env;
-      envs.push_back(internal::BuildRankEnvironment(base_env, spec));
+    AttemptOutcome outcome;
+    if (group) outcome.peer = group->BeginAttempt(attempt, interrupted);
+    if (outcome.peer) {
+      outcome.end = AttemptEnd::kPeerFailure;
+    } else if (waiting_signal == 0) {
+      std::vector<std::vector<std::string>> envs;
+      for (int rank = 0; rank < n; ++rank) {
+        internal::RankEnvSpec spec;
+        spec.rank = first_rank + rank;
+        spec.local_rank = rank;
+        spec.world_size = world;
+        spec.local_world_size = n;
+        spec.group_rank = options.node_rank;
+        spec.group_world_size = options.nnodes;
+        store.Describe(&spec);
+        spec.restart_count = attempt;
+        spec.max_restarts = options.max_restarts;
+        spec.run_id = result.run_id;
+        spec.gpu = gpus.empty() ? "" : gpus[rank];
+        spec.cores = cores;
+        spec.console_is_terminal = console_is_terminal;
+        spec.extra = options.extra_env;
+        envs.push_back(internal::BuildRankEnvironment(base_env, spec));
+      }
+      router.ResetTails();
+      Attempt run(options, router, signals, guard, group.get());
+      run.Spawn(path, envs);
+      if (report_timing && attempt == 0) ReportTiming(started, store_ready, n, router);
+      outcome = run.Supervise();
+      AfterAttempt(options, attempt, outcome.exits, router);
+      if (outcome.end == AttemptEnd::kSuccess && group) {
+        outcome.peer = group->FinishAttempt(interrupted);
+        if (outcome.peer) outcome.end = AttemptEnd::kPeerFailure;
+      }
     }
-    router.ResetTails();
-    Attempt run(options, router, signals, guard);
-    run.Spawn(path, envs);
-    if (report_timing && attempt == 0) {
-      const auto ms = [&](Clock::time_point t) {
-        return std::chrono::duration<double, std::milli>(t - started).count();
-      };
-      const Clock::time_point all_exec = Clock::now();
-      const int64_t main_realtime =
-          RealtimeNs() - std::chrono::duration_cast<std::chrono::nanoseconds>(all_exec - started).count();
-      char line[256];
-      std::snprintf(line, sizeof(line),
-                    "timing: launcher_start_realtime_ns=%lld store_ready_ms=%.3f all_ranks_execed_ms=%.3f ranks=%d",
-                    static_cast<long long>(main_realtime), ms(store_ready), ms(all_exec), n);
-      router.Note(line);
+    if (waiting_signal != 0 && outcome.end != AttemptEnd::kPeerFailure) {
+      outcome.end = AttemptEnd::kInterrupted;
+      outcome.signal = waiting_signal;
+      if (group) {
+        internal::NodeFailure self{group->node_rank(), group->host(), -1, static_cast<int>(::getpid()),
+                                   "was stopped by " + internal::SignalName(waiting_signal), 128 + waiting_signal};
+        group->Publish(self);
+      }
     }
-    const AttemptOutcome outcome = run.Supervise();
-    AfterAttempt(options, attempt, outcome.exits, router);
     result.restarts = attempt;
     switch (outcome.end) {
       case AttemptEnd::kSuccess:
         result.exit_code = 0;
         return result;
       case AttemptEnd::kInterrupted:
+        if (group) group->AgreedFailure();  // the other nodes learn it before this agent leaves
         result.interrupted_by = outcome.signal;
         result.exit_code = 128 + outcome.signal;
         router.Note("stopped by " + internal::SignalName(outcome.signal) + "; exit code " +
                     std::to_string(result.exit_code));
         return result;
       case AttemptEnd::kTimedOut:
+        if (group) group->AgreedFailure();
         result.timed_out = true;
         result.exit_code = 124;
         router.Note("error: timed out after " + Seconds(options.timeout) + "; exit code 124");
         return result;
       case AttemptEnd::kFailure:
+      case AttemptEnd::kPeerFailure:
         break;
+    }
+    if (group) {
+      if (RestartNodes(options, attempt, world, outcome, *group, router)) continue;
+      ReportNodeFailure(options, attempt, world, outcome, *group, router, &result);
+      return result;
     }
     const RankExit& failure = outcome.failure;
     const std::string cause = "rank " + std::to_string(failure.rank) + " " + failure.Describe();
@@ -739,12 +920,7 @@ LaunchResult Launch(const LaunchOptions& options) {
     std::string report = "error: " + cause + " (first failure of " + Plural(n, "rank");
     if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
     report += "); exit code " + std::to_string(result.exit_code);
-    if (result.failure_stderr_tail.empty()) {
-      report += "\n[lakerun] rank " + std::to_string(failure.rank) + " wrote nothing to stderr";
-    } else {
-      report += "\n[lakerun] last lines of rank " + std::to_string(failure.rank) + "'s stderr:";
-      for (const auto& line : result.failure_stderr_tail) report += "\n[lakerun]   | " + line;
-    }
+    AppendStderrTail(failure.rank, result.failure_stderr_tail, &report);
     router.Note(report);
     return result;
   }
