@@ -59,6 +59,8 @@ std::unique_ptr<rdzv::Store> ConnectToNodeZero(const LaunchOptions& options, con
   client.port = options.master_port;
   client.secret = secret;
   client.connect_timeout = options.join_timeout;
+  // A store that stops answering is node 0 lost (launch/node_group.h): no call waits longer than that takes.
+  client.reply_timeout = options.heartbeat_timeout;
   try {
     return rdzv::StoreClient::Connect(client);
   } catch (const CommTimeout& e) {
