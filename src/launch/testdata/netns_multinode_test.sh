@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# netns_multinode_test.sh LAUNCHER PROBE RANK — `lakerun launch` across two emulated hosts (network namespaces),
-# one node agent per host, two ranks per node.
+# netns_multinode_test.sh LAUNCHER PROBE RANK [FASHION_MNIST_DDP] — `lakerun launch` across two emulated hosts
+# (network namespaces), one node agent per host, two ranks per node.
 #
 # LAUNCHER is `lakerun launch` (launch_test_launcher), PROBE dist_init_probe (a real Gloo job: all-reduce, then DDP
-# steps), RANK launch_test_rank (a rank that sleeps, fails or writes its pid on request). Checks, each bounded:
-#   1. a 2-node x 2-rank DDP job trains, and its parameters are bit-identical to a 4-rank run on one host;
+# steps), RANK launch_test_rank (a rank that sleeps, fails or writes its pid on request), FASHION_MNIST_DDP the
+# example (optional). Checks, each bounded:
+#   1. a 2-node x 2-rank DDP job trains, and its parameters are bit-identical to a 4-rank run on one host; so does
+#      one epoch of the Fashion-MNIST example on 2,000 rows, gradients through Gloo (its parameter checksum);
 #   2. kill -9 of rank 3 (node 1, host 2): both agents exit naming node 1, rank 3 and its pid, within 10 s;
 #   3. kill -9 of node 1's agent: node 0's agent names it through its heartbeat within --heartbeat-timeout + 5 s;
 #   4. host 2 cut off the network (its link down): each side names the other within --heartbeat-timeout + 5 s;
@@ -16,6 +18,7 @@ set -uo pipefail
 LAUNCHER=${1:?usage: netns_multinode_test.sh LAUNCHER PROBE RANK}
 PROBE=${2:?usage: netns_multinode_test.sh LAUNCHER PROBE RANK}
 RANK_PROGRAM=${3:?usage: netns_multinode_test.sh LAUNCHER PROBE RANK}
+FASHION_MNIST=${4:-}
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -109,6 +112,29 @@ echo "2 nodes: $multi; 1 host: $single"
 [[ $(echo "$multi" | wc -l) -eq 1 && -n $multi && $multi == "$single" ]] ||
   fail "the parameters after 20 DDP steps differ: 2 nodes '$multi', one host '$single'"
 
+if [[ -n $FASHION_MNIST ]]; then
+  echo "== 1b. one epoch of the Fashion-MNIST example, 2 nodes x 2 ranks against 4 ranks on one host"
+  fm() { echo -- "$FASHION_MNIST" --epochs 1 --train-limit 2000 --test-limit 500 --gradients-via-gloo \
+    --tracking-uri "$WORK/mlruns-$1" \
+    --metrics-file "$WORK/fm-$1.{rank}.jsonl"; }
+  # shellcheck disable=SC2046
+  agent 0 fm0.log $(fm nodes); a0=$AGENT
+  # shellcheck disable=SC2046
+  agent 1 fm1.log $(fm nodes); a1=$AGENT
+  finish "$a0" 180; rc0=$RC
+  finish "$a1" 180; rc1=$RC
+  [[ $rc0 -eq 0 && $rc1 -eq 0 ]] || { show fm0.log fm1.log; fail "the 2-node example failed (exit codes $rc0, $rc1)"; }
+  # shellcheck disable=SC2046
+  env -i PATH="$PATH" HOME="${HOME:-/root}" timeout 180 ip netns exec "${HOSTS[0]}" "$LAUNCHER" -n 4 $(fm one) \
+    > "$WORK/fm-one.log" 2>&1 || { show fm-one.log; fail "the 4-rank example on one host failed"; }
+  result() { grep -ho '"type":"final".*' "$WORK"/fm-"$1".*.jsonl | sort -u; }
+  multi=$(result nodes)
+  single=$(result one)
+  echo "2 nodes: $multi"
+  echo "1 host:  $single"
+  [[ -n $multi && $multi == "$single" ]] || fail "one epoch of the example differs between 2 nodes and one host"
+fi
+
 echo "== 2. kill -9 of rank 3 on node 1"
 ranks=(-- "$RANK_PROGRAM" --pidfile "$WORK" --sleep 60)
 agent 0 kill0.log "${ranks[@]}"; a0=$AGENT
@@ -121,7 +147,7 @@ t0=$(now)
 finish "$a0" 30; rc0=$RC; t_a0=$(elapsed "$t0")
 finish "$a1" 30; rc1=$RC; t_all=$(elapsed "$t0")
 show kill0.log kill1.log
-echo "rank 3 (pid $victim) killed: node 1's agent... every agent gone after ${t_all} s (node 0's after ${t_a0} s)"
+echo "rank 3 (pid $victim) killed: node 0's agent exited after ${t_a0} s, both after ${t_all} s"
 for f in kill0.log kill1.log; do
   grep -qF "error: node 1 (" "$WORK/$f" && grep -qF "rank 3 (pid $victim) was killed by signal 9" "$WORK/$f" ||
     fail "$f does not name node 1, rank 3 and pid $victim"
