@@ -171,6 +171,31 @@ TEST_F(MultiNodeTest, AKilledNodeZeroIsNamedByTheOtherNode) {
   Wait(node0, seconds(5));
 }
 
+// SIGTERM to node 1's agent: it stops its ranks and tells node 0, which stops its own; both exit 128+15, node 0
+// naming node 1's agent and the signal.
+TEST_F(MultiNodeTest, ASignalToOneAgentStopsEveryNode) {
+  const pid_t node0 = Agent(0, {}, {"--sleep", "60"}, "node0");
+  const pid_t node1 = Agent(1, {}, {"--print-env", "--sleep", "60"}, "node1");
+  const auto deadline = Clock::now() + seconds(30);
+  while (ReadFile(dir_.Join("node1.out")).find("[rank3] RANK=3") == std::string::npos && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(node1, SIGTERM);
+  const Finished f0 = Wait(node0, seconds(30)), f1 = Wait(node1, seconds(30));
+  EXPECT_EQ(f1.exit_code, 128 + SIGTERM) << f1.err;
+  EXPECT_EQ(f0.exit_code, 128 + SIGTERM) << f0.err;
+  EXPECT_THAT(f0.err, HasSubstr("error: node 1 ("));
+  EXPECT_THAT(f0.err, HasSubstr("'s agent (pid " + std::to_string(node1) + ") was stopped by SIGTERM"));
+}
+
+// One node with --master-port: MASTER_PORT is that port (the compatibility listener's on loopback, by default).
+TEST_F(MultiNodeTest, OneNodeTakesTheGivenMasterPort) {
+  const Finished f = Wait(Start({"--master-port", port_, "-n", "1", "--", rank_, "--print-env"}, "one"), seconds(30));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_THAT(f.out, HasSubstr("[rank0] MASTER_PORT=" + port_ + "\n"));
+  EXPECT_THAT(f.out, HasSubstr("[rank0] GROUP_WORLD_SIZE=1\n"));
+}
+
 // --max-restarts 1: rank 3 fails in attempt 0, every node restarts its ranks together, attempt 1 completes.
 TEST_F(MultiNodeTest, MaxRestartsRestartsEveryNodeTogether) {
   const std::vector<std::string> ranks = {"--print-env", "--fail-rank", "3",        "--fail-attempt", "0",
