@@ -659,6 +659,120 @@ int64_t RealtimeNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+void AppendStderrTail(int rank, const std::vector<std::string>& tail, std::string* report) {
+  if (tail.empty()) {
+    *report += "\n[lakerun] rank " + std::to_string(rank) + " wrote nothing to stderr";
+    return;
+  }
+  *report += "\n[lakerun] last lines of rank " + std::to_string(rank) + "'s stderr:";
+  for (const auto& line : tail) *report += "\n[lakerun]   | " + line;
+}
+
+void CheckOptions(const LaunchOptions& options) {
+  LAKERUN_CHECK_AS(ConfigError, options.processes >= 1, "launch: -n/--processes must be at least 1, got ",
+                   options.processes);
+  LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
+                   "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
+  LAKERUN_CHECK_AS(ConfigError, options.grace_period.count() >= 0, "launch: --grace-period must not be negative, got ",
+                   options.grace_period.count(), " ms");
+  LAKERUN_CHECK_AS(ConfigError, options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ",
+                   options.max_restarts);
+  LAKERUN_CHECK_AS(ConfigError, options.timeout.count() >= 0, "launch: --timeout must not be negative");
+  LAKERUN_CHECK_AS(ConfigError, options.nnodes >= 1 && options.node_rank >= 0 && options.node_rank < options.nnodes,
+                   "launch: --node-rank ", options.node_rank, " is outside 0..", options.nnodes - 1);
+  LAKERUN_CHECK_AS(ConfigError, options.nnodes == 1 || options.master_port > 0, "launch: --nnodes ", options.nnodes,
+                   " needs --master-port, the same on every node");
+}
+
+// --use-gpu: one visible GPU per rank, `*n` capped to the visible ones (with a warning). Empty without --use-gpu.
+std::vector<std::string> ChooseGpus(const LaunchOptions& options, int* n) {
+  if (!options.use_gpu) return {};
+  VisibleGpus visible = DetectVisibleGpus();
+  if (visible.ids.empty()) {
+    LAKERUN_THROW(ConfigError, "launch: --use-gpu: no GPU is visible (CUDA_VISIBLE_DEVICES ",
+                  std::getenv("CUDA_VISIBLE_DEVICES") ? "= '" + std::string(std::getenv("CUDA_VISIBLE_DEVICES")) + "'"
+                                                      : std::string("unset"),
+                  ", no /proc/driver/nvidia/gpus entries, `nvidia-smi -L` lists none); run without --use-gpu "
+                  "for CPU ranks");
+  }
+  if (*n > static_cast<int>(visible.ids.size())) {
+    internal::WriteAll(options.stderr_fd,
+                       "[lakerun] warning: -n " + std::to_string(*n) + " is more than the " +
+                           Plural(static_cast<int>(visible.ids.size()), "GPU") + " visible (from " + visible.source +
+                           "); starting " + Plural(static_cast<int>(visible.ids.size()), "rank") +
+                           ", one per GPU\n");
+    *n = static_cast<int>(visible.ids.size());
+  }
+  return std::vector<std::string>(visible.ids.begin(), visible.ids.begin() + *n);
+}
+
+// What the ranks of one attempt of this node share, for their environments.
+struct RankEnvBase {
+  std::vector<std::string> inherited;
+  std::vector<std::string> gpus;
+  int first_rank = 0;
+  int world = 1;
+  int cores = 1;
+  bool console_is_terminal = false;
+  std::string run_id;
+};
+
+std::vector<std::vector<std::string>> RankEnvironments(const LaunchOptions& options, const RankEnvBase& base,
+                                                       int attempt, int n, const internal::HostedStore& store) {
+  std::vector<std::vector<std::string>> envs;
+  for (int rank = 0; rank < n; ++rank) {
+    internal::RankEnvSpec spec;
+    spec.rank = base.first_rank + rank;
+    spec.local_rank = rank;
+    spec.world_size = base.world;
+    spec.local_world_size = n;
+    spec.group_rank = options.node_rank;
+    spec.group_world_size = options.nnodes;
+    store.Describe(&spec);
+    spec.restart_count = attempt;
+    spec.max_restarts = options.max_restarts;
+    spec.run_id = base.run_id;
+    spec.gpu = base.gpus.empty() ? "" : base.gpus[rank];
+    spec.cores = base.cores;
+    spec.console_is_terminal = base.console_is_terminal;
+    spec.extra = options.extra_env;
+    envs.push_back(internal::BuildRankEnvironment(base.inherited, spec));
+  }
+  return envs;
+}
+
+// One node: the first failure of the last attempt, with the last lines of the rank's stderr.
+void ReportFailure(const LaunchOptions& options, int attempt, int n, const RankExit& failure,
+                   internal::OutputRouter& router, LaunchResult* result) {
+  result->failure = failure;
+  result->failure_stderr_tail = router.StderrTail(failure.rank);
+  result->exit_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
+  std::string report = "error: rank " + std::to_string(failure.rank) + " " + failure.Describe() +
+                       " (first failure of " + Plural(n, "rank");
+  if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
+  report += "); exit code " + std::to_string(result->exit_code);
+  AppendStderrTail(failure.rank, result->failure_stderr_tail, &report);
+  router.Note(report);
+}
+
+internal::OutputRouter::Options RouterOptions(const LaunchOptions& options, int n, int first_rank, bool live) {
+  internal::OutputRouter::Options router;
+  router.ranks = n;
+  router.first_rank = first_rank;
+  router.stdout_fd = options.stdout_fd;
+  router.stderr_fd = options.stderr_fd;
+  router.show_ranks = options.show_ranks;
+  router.log_dir = options.log_dir;
+  router.live = live;
+  return router;
+}
+
+// This agent, stopped by `sig` while it waited for the other nodes.
+internal::NodeFailure AgentStopped(const internal::NodeGroup& group, int sig) {
+  const std::string cause = "was stopped by " + internal::SignalName(sig);
+  return {group.node_rank(), group.host(), -1, static_cast<int>(::getpid()), cause, 128 + sig};
+}
+
 void ReportTiming(Clock::time_point started, Clock::time_point store_ready, int n, internal::OutputRouter& router) {
   const auto ms = [&](Clock::time_point t) { return std::chrono::duration<double, std::milli>(t - started).count(); };
   const Clock::time_point all_exec = Clock::now();
@@ -669,15 +783,6 @@ void ReportTiming(Clock::time_point started, Clock::time_point store_ready, int 
                 "timing: launcher_start_realtime_ns=%lld store_ready_ms=%.3f all_ranks_execed_ms=%.3f ranks=%d",
                 static_cast<long long>(main_realtime), ms(store_ready), ms(all_exec), n);
   router.Note(line);
-}
-
-void AppendStderrTail(int rank, const std::vector<std::string>& tail, std::string* report) {
-  if (tail.empty()) {
-    *report += "\n[lakerun] rank " + std::to_string(rank) + " wrote nothing to stderr";
-    return;
-  }
-  *report += "\n[lakerun] last lines of rank " + std::to_string(rank) + "'s stderr:";
-  for (const auto& line : tail) *report += "\n[lakerun]   | " + line;
 }
 
 // A job of several nodes: this launcher joins the others as its node's agent (nullptr for one node).
@@ -762,37 +867,10 @@ void ReportNodeFailure(const LaunchOptions& options, int attempt, int world, con
 
 LaunchResult Launch(const LaunchOptions& options) {
   const Clock::time_point started = options.started_at.value_or(Clock::now());
-  LAKERUN_CHECK_AS(ConfigError, options.processes >= 1, "launch: -n/--processes must be at least 1, got ",
-                   options.processes);
-  LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
-                   "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
-  LAKERUN_CHECK_AS(ConfigError, options.grace_period.count() >= 0, "launch: --grace-period must not be negative, got ",
-                   options.grace_period.count(), " ms");
-  LAKERUN_CHECK_AS(ConfigError, options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ",
-                   options.max_restarts);
-  LAKERUN_CHECK_AS(ConfigError, options.timeout.count() >= 0, "launch: --timeout must not be negative");
+  CheckOptions(options);
 
   int n = options.processes;
-  std::vector<std::string> gpus;
-  if (options.use_gpu) {
-    VisibleGpus visible = DetectVisibleGpus();
-    if (visible.ids.empty()) {
-      LAKERUN_THROW(ConfigError, "launch: --use-gpu: no GPU is visible (CUDA_VISIBLE_DEVICES ",
-                    std::getenv("CUDA_VISIBLE_DEVICES") ? "= '" + std::string(std::getenv("CUDA_VISIBLE_DEVICES")) + "'"
-                                                        : std::string("unset"),
-                    ", no /proc/driver/nvidia/gpus entries, `nvidia-smi -L` lists none); run without --use-gpu "
-                    "for CPU ranks");
-    }
-    if (n > static_cast<int>(visible.ids.size())) {
-      internal::WriteAll(options.stderr_fd,
-                         "[lakerun] warning: -n " + std::to_string(n) + " is more than the " +
-                             Plural(static_cast<int>(visible.ids.size()), "GPU") + " visible (from " + visible.source +
-                             "); starting " + Plural(static_cast<int>(visible.ids.size()), "rank") +
-                             ", one per GPU\n");
-      n = static_cast<int>(visible.ids.size());
-    }
-    gpus.assign(visible.ids.begin(), visible.ids.begin() + n);
-  }
+  const std::vector<std::string> gpus = ChooseGpus(options, &n);
   const std::string path = internal::ResolveProgram(options.command.front());
 
   internal::HostedStore store = internal::HostStore(options);
@@ -809,21 +887,18 @@ LaunchResult Launch(const LaunchOptions& options) {
                   : group                 ? options.rdzv_id  // as torchrun: the same on every node
                                           : internal::RandomRunId();
   result.processes = n;
-  internal::OutputRouter::Options router_options;
-  router_options.ranks = n;
-  router_options.first_rank = first_rank;
-  router_options.stdout_fd = options.stdout_fd;
-  router_options.stderr_fd = options.stderr_fd;
-  router_options.show_ranks = options.show_ranks;
-  router_options.log_dir = options.log_dir;
+  RankEnvBase rank_env;
+  rank_env.inherited = internal::CurrentEnvironment();
+  rank_env.gpus = gpus;
+  rank_env.first_rank = first_rank;
+  rank_env.world = world;
+  rank_env.cores = internal::AvailableCores();
   // Progress bars: ranks draw one when the launcher's console is a terminal, and the router shows it live.
-  const bool console_is_terminal = ::isatty(options.stderr_fd) == 1;
-  router_options.live = console_is_terminal;
-  internal::OutputRouter router(router_options);
+  rank_env.console_is_terminal = ::isatty(options.stderr_fd) == 1;
+  rank_env.run_id = result.run_id;
+  internal::OutputRouter router(RouterOptions(options, n, first_rank, rank_env.console_is_terminal));
   internal::SignalWatch signals(options.forward_signals, options.take_signal_handlers);
   internal::OrphanGuard guard;
-  const std::vector<std::string> base_env = internal::CurrentEnvironment();
-  const int cores = internal::AvailableCores();
   const bool report_timing = std::getenv("LAKERUN_LAUNCH_TIMING") != nullptr;
   // A signal that arrives while the agent waits for the other nodes (between attempts, or after its ranks ended).
   int waiting_signal = 0;
@@ -839,25 +914,7 @@ LaunchResult Launch(const LaunchOptions& options) {
     if (outcome.peer) {
       outcome.end = AttemptEnd::kPeerFailure;
     } else if (waiting_signal == 0) {
-      std::vector<std::vector<std::string>> envs;
-      for (int rank = 0; rank < n; ++rank) {
-        internal::RankEnvSpec spec;
-        spec.rank = first_rank + rank;
-        spec.local_rank = rank;
-        spec.world_size = world;
-        spec.local_world_size = n;
-        spec.group_rank = options.node_rank;
-        spec.group_world_size = options.nnodes;
-        store.Describe(&spec);
-        spec.restart_count = attempt;
-        spec.max_restarts = options.max_restarts;
-        spec.run_id = result.run_id;
-        spec.gpu = gpus.empty() ? "" : gpus[rank];
-        spec.cores = cores;
-        spec.console_is_terminal = console_is_terminal;
-        spec.extra = options.extra_env;
-        envs.push_back(internal::BuildRankEnvironment(base_env, spec));
-      }
+      const std::vector<std::vector<std::string>> envs = RankEnvironments(options, rank_env, attempt, n, store);
       router.ResetTails();
       Attempt run(options, router, signals, guard, group.get());
       run.Spawn(path, envs);
@@ -872,11 +929,7 @@ LaunchResult Launch(const LaunchOptions& options) {
     if (waiting_signal != 0 && outcome.end != AttemptEnd::kPeerFailure) {
       outcome.end = AttemptEnd::kInterrupted;
       outcome.signal = waiting_signal;
-      if (group) {
-        internal::NodeFailure self{group->node_rank(), group->host(), -1, static_cast<int>(::getpid()),
-                                   "was stopped by " + internal::SignalName(waiting_signal), 128 + waiting_signal};
-        group->Publish(self);
-      }
+      if (group) group->Publish(AgentStopped(*group, waiting_signal));
     }
     result.restarts = attempt;
     switch (outcome.end) {
@@ -914,14 +967,7 @@ LaunchResult Launch(const LaunchOptions& options) {
       router.NoteInLogs(message);
       continue;
     }
-    result.failure = failure;
-    result.failure_stderr_tail = router.StderrTail(failure.rank);
-    result.exit_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
-    std::string report = "error: " + cause + " (first failure of " + Plural(n, "rank");
-    if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
-    report += "); exit code " + std::to_string(result.exit_code);
-    AppendStderrTail(failure.rank, result.failure_stderr_tail, &report);
-    router.Note(report);
+    ReportFailure(options, attempt, n, failure, router, &result);
     return result;
   }
 }
