@@ -136,6 +136,7 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   std::string start_method = "exec";
   std::string nnodes = "1";
   std::string rdzv_endpoint;
+  std::string rdzv_backend = "c10d";
   double join_timeout_seconds = 300;
   double heartbeat_timeout_seconds = 15;
   bool standalone = false;
@@ -174,6 +175,8 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
                                             "the store's port on node 0 (default: a free one; required with --nnodes)");
   app.add_option(BothSpellings("--rdzv-endpoint"), rdzv_endpoint,
                  "HOST:PORT of the store on node 0: --master-addr and --master-port in one");
+  app.add_option(BothSpellings("--rdzv-backend"), rdzv_backend,
+                 "torchrun's: c10d or static (both mean node 0's agent hosts the store); others are refused");
   app.add_option(BothSpellings("--rdzv-id"), options.rdzv_id,
                  "the job's id, the same on every node; a node with another is refused (default none)");
   app.add_option(BothSpellings("--join-timeout"), join_timeout_seconds,
@@ -206,6 +209,9 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   } else {
     options.command = remaining;
   }
+  LAKERUN_CHECK_AS(ConfigError, rdzv_backend == "c10d" || rdzv_backend == "static", "launch: --rdzv-backend ",
+                   rdzv_backend, ": only c10d and static are known (node 0's agent hosts the store, --node-rank on ",
+                   "every node)");
   options.nnodes = ParseNnodes(nnodes);
   if (!rdzv_endpoint.empty()) ApplyEndpoint(rdzv_endpoint, options);
   CheckNodes(options, standalone, master_port->count() > 0 || !rdzv_endpoint.empty());

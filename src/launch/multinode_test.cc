@@ -77,7 +77,8 @@ class MultiNodeTest : public LauncherTest {
 // torchrun's spellings with underscores too; global ranks in node order, torchrun's variables on every rank.
 TEST_F(MultiNodeTest, TwoAgentsFormOneWorldOfFourRanksInNodeOrder) {
   const pid_t node0 = Agent(0, {"--rdzv_id", "job7"}, {"--print-env"}, "node0");
-  const pid_t node1 = Start({"--nnodes=2:2", "--node_rank", "1", "--rdzv_endpoint", "127.0.0.1:" + port_,
+  const pid_t node1 = Start({"--nnodes=2:2", "--node_rank", "1", "--rdzv_backend=c10d", "--rdzv_endpoint",
+                             "127.0.0.1:" + port_,
                              "--rdzv-secret-file", secret_file_, "--nproc_per_node", "2", "--rdzv-id=job7", "--",
                              rank_, "--print-env"},
                             "node1");
@@ -287,6 +288,8 @@ TEST(MultiNodeFlagsTest, BadNodeFlagsAreClearErrors) {
   EXPECT_THROW_WITH(RunCommand({"--nnodes", "2", "--master-port", "29999", "--rdzv-compat", "on",
                                 "--rdzv-secret-file", "/nonexistent", rank}),
                     lakerun::ConfigError, "--rdzv-compat on", "ranks on other nodes cannot reach");
+  EXPECT_THROW_WITH(RunCommand({"--rdzv_backend=etcd", rank}), lakerun::ConfigError,
+                    "--rdzv-backend etcd: only c10d and static are known");
   EXPECT_THROW_WITH(RunCommand({"--nodes", "2", rank}), lakerun::ConfigError,
                     "unknown flag '--nodes' (did you mean --nnodes?)");
 }

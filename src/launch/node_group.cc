@@ -243,7 +243,7 @@ void NodeGroup::CheckHeartbeats() {
     const std::optional<std::string> beat = store_.TryGet(Key("heartbeat/" + std::to_string(j)));
     const bool gone_quiet = [&] {
       std::lock_guard<std::mutex> lock(mu_);
-      if (left_[j] || lost_) return false;
+      if (left_[j] || (lost_ && lost_->node == j)) return false;
       if (beat && *beat != beats_[j]) {
         beats_[j] = *beat;
         beat_changed_[j] = Clock::now();
