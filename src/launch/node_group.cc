@@ -186,8 +186,10 @@ std::optional<NodeFailure> NodeGroup::LostStore() {
   if (!store_error_.empty()) {
     return LostAgent(0, "is gone: the store it hosts at " + options_.store_address + " failed (" + store_error_ + ")");
   }
+  // The watcher's rounds come every kFailurePoll: silent for heartbeat_timeout at the latest when this fires.
   const auto silent = std::chrono::duration_cast<milliseconds>(Clock::now() - last_answer_);
-  if (silent <= options_.heartbeat_timeout) return std::nullopt;
+  const milliseconds round = std::min(kFailurePoll, options_.heartbeat_timeout / 2);
+  if (silent <= options_.heartbeat_timeout - round) return std::nullopt;
   return LostAgent(0, "is lost: the store it hosts at " + options_.store_address + " has not answered for " +
                           Seconds(silent) + " (host down or unreachable?)");
 }
@@ -249,7 +251,9 @@ void NodeGroup::CheckHeartbeats() {
         beat_changed_[j] = Clock::now();
         return false;
       }
-      return Clock::now() - beat_changed_[j] > options_.heartbeat_timeout;
+      // Seen at most a period late (the last check came before this one): lost within heartbeat_timeout of the
+      // agent's last heartbeat.
+      return Clock::now() - beat_changed_[j] > options_.heartbeat_timeout - HeartbeatPeriod(options_.heartbeat_timeout);
     }();
     if (!gone_quiet) continue;
     const bool left = store_.TryGet(Key("left/" + std::to_string(j))).has_value();
