@@ -14,8 +14,8 @@
 //
 // A watcher thread bumps the heartbeat, reads the current attempt's failure key, checks the others' heartbeats and
 // publishes this node's failure, every poll period. The supervision loop only reads what it found (Failure()), so
-// no store round-trip ever blocks it. An agent whose heartbeat does not change for heartbeat_timeout is lost; a
-// store that fails or does not answer for that long is node 0 lost.
+// no store round-trip ever blocks it. An agent whose heartbeat stops is lost within heartbeat_timeout of its last
+// one; a store that fails, or does not answer for that long, is node 0 lost.
 #pragma once
 
 #include <atomic>
