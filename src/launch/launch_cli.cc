@@ -171,8 +171,9 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   app.add_option("--nnodes", nnodes, "nodes of the job, N or N:N (default 1); run one launcher per node");
   app.add_option(BothSpellings("--node-rank"), options.node_rank,
                  "this node's rank, 0..nnodes-1; node 0 hosts the store (default 0)");
-  CLI::Option* master_port = app.add_option(BothSpellings("--master-port"), options.master_port,
-                                            "the store's port on node 0 (default: a free one; required with --nnodes above 1)");
+  CLI::Option* master_port =
+      app.add_option(BothSpellings("--master-port"), options.master_port,
+                     "the store's port on node 0 (default: a free one; required with --nnodes above 1)");
   app.add_option(BothSpellings("--rdzv-endpoint"), rdzv_endpoint,
                  "HOST:PORT of the store on node 0: --master-addr and --master-port in one");
   app.add_option(BothSpellings("--rdzv-backend"), rdzv_backend,
