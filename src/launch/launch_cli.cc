@@ -68,11 +68,50 @@ std::string BothSpellings(const std::string& dashed) {
 constexpr NamedValue<RdzvCompat> kRdzvCompatNames[] = {
     {RdzvCompat::kAuto, "auto"}, {RdzvCompat::kOn, "on"}, {RdzvCompat::kOff, "off"}};
 
-// torchrun's --nnodes: this command starts the ranks of one node.
-void CheckOneNode(const std::string& nnodes) {
-  LAKERUN_CHECK_AS(ConfigError, nnodes == "1" || nnodes == "1:1", "launch: --nnodes ", nnodes,
-                   ": `lakerun launch` starts the ranks of one node; across nodes, start them with Slurm (srun), "
-                   "MPI (mpirun) or anything that sets torchrun's variables (docs/dist.md)");
+// torchrun's --nnodes: N, or MIN:MAX with MIN == MAX (a fixed count; no elastic membership).
+int ParseNnodes(const std::string& text) {
+  const size_t colon = text.find(':');
+  auto number = [&](const std::string& item) {
+    char* stop = nullptr;
+    const long value = std::strtol(item.c_str(), &stop, 10);
+    LAKERUN_CHECK_AS(ConfigError, !item.empty() && *stop == '\0' && value >= 1 && value <= 1 << 20,
+                     "launch: --nnodes '", text, "' is not a node count (expected N or N:N, N >= 1)");
+    return static_cast<int>(value);
+  };
+  if (colon == std::string::npos) return number(text);
+  const int min = number(text.substr(0, colon));
+  const int max = number(text.substr(colon + 1));
+  LAKERUN_CHECK_AS(ConfigError, min == max, "launch: --nnodes ", text, ": only a fixed number of nodes is supported "
+                   "(N or N:N); nodes joining or leaving a running job (MIN < MAX) are not");
+  return min;
+}
+
+// torchrun's --rdzv-endpoint HOST:PORT (or [V6]:PORT): where node 0's agent hosts the store.
+void ApplyEndpoint(const std::string& endpoint, LaunchOptions& options) {
+  const size_t colon = endpoint.rfind(':');
+  LAKERUN_CHECK_AS(ConfigError, colon != std::string::npos && colon > 0, "launch: --rdzv-endpoint '", endpoint,
+                   "' is not HOST:PORT");
+  std::string host = endpoint.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string port = endpoint.substr(colon + 1);
+  char* stop = nullptr;
+  const long value = std::strtol(port.c_str(), &stop, 10);
+  LAKERUN_CHECK_AS(ConfigError, !port.empty() && *stop == '\0' && value >= 1 && value <= 65535,
+                   "launch: --rdzv-endpoint '", endpoint, "': port '", port, "' is not 1..65535");
+  options.master_addr = host;
+  options.master_port = static_cast<int>(value);
+}
+
+// The flags of a job of several nodes, checked together.
+void CheckNodes(const LaunchOptions& options, bool standalone, bool master_port_given) {
+  LAKERUN_CHECK_AS(ConfigError, options.node_rank >= 0 && options.node_rank < options.nnodes, "launch: --node-rank ",
+                   options.node_rank, " is outside 0..", options.nnodes - 1, " (--nnodes ", options.nnodes, ")");
+  if (options.nnodes == 1) return;
+  LAKERUN_CHECK_AS(ConfigError, !standalone, "launch: --standalone is one node; --nnodes ", options.nnodes,
+                   " needs --master-addr and --master-port (or --rdzv-endpoint) naming node 0");
+  LAKERUN_CHECK_AS(ConfigError, master_port_given && options.master_port > 0, "launch: --nnodes ", options.nnodes,
+                   ": every node needs the store's port, --master-port (or --rdzv-endpoint HOST:PORT), the same on "
+                   "every node");
 }
 
 }  // namespace
@@ -96,10 +135,16 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   double timeout_seconds = 0;
   std::string start_method = "exec";
   std::string nnodes = "1";
+  std::string rdzv_endpoint;
+  std::string rdzv_backend = "c10d";
+  double join_timeout_seconds = 300;
+  double heartbeat_timeout_seconds = 15;
   bool standalone = false;
   std::string rdzv_compat = "auto";
 
-  CLI::App app{"start N ranks of PROGRAM on this machine with torchrun's environment", argv[0]};
+  CLI::App app{"start N ranks of PROGRAM on this node with torchrun's environment; on several nodes, one launcher "
+               "per node",
+               argv[0]};
   app.add_option("-n," + BothSpellings("--nproc-per-node") + ",--processes", options.processes,
                  "number of ranks to start (default 1)");
   app.add_option("--ranks", ranks, "show only these ranks' output, e.g. 0,2 (log files keep all)");
@@ -123,8 +168,23 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
                  "auto|on|off: an open loopback listener at MASTER_PORT for ranks whose store client cannot "
                  "authenticate (unmodified PyTorch); auto: on when --master-addr is loopback");
   app.add_option(BothSpellings("--run-id"), options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
-  app.add_option("--nnodes", nnodes, "torchrun's: 1 (or 1:1), the only value here: one node, its own store");
-  app.add_flag("--standalone", standalone, "torchrun's: accepted; every `lakerun launch` is standalone");
+  app.add_option("--nnodes", nnodes, "nodes of the job, N or N:N (default 1); run one launcher per node");
+  app.add_option(BothSpellings("--node-rank"), options.node_rank,
+                 "this node's rank, 0..nnodes-1; node 0 hosts the store (default 0)");
+  CLI::Option* master_port =
+      app.add_option(BothSpellings("--master-port"), options.master_port,
+                     "the store's port on node 0 (default: a free one; required with --nnodes above 1)");
+  app.add_option(BothSpellings("--rdzv-endpoint"), rdzv_endpoint,
+                 "HOST:PORT of the store on node 0: --master-addr and --master-port in one");
+  app.add_option(BothSpellings("--rdzv-backend"), rdzv_backend,
+                 "torchrun's: c10d or static (both mean node 0's agent hosts the store); others are refused");
+  app.add_option(BothSpellings("--rdzv-id"), options.rdzv_id,
+                 "the job's id, the same on every node; a node with another is refused (default none)");
+  app.add_option(BothSpellings("--join-timeout"), join_timeout_seconds,
+                 "seconds to wait for every node to join, and to start each attempt together (default 300)");
+  app.add_option(BothSpellings("--heartbeat-timeout"), heartbeat_timeout_seconds,
+                 "seconds after which a node agent that is not heard from is lost and the job stops (default 15)");
+  app.add_flag("--standalone", standalone, "torchrun's: one node with its own store (the default)");
   app.footer(
       "usage: lakerun launch -n N [options] -- PROGRAM [ARGS...]\n"
       "Exit status: 0 on success; the first failed rank's exit code, or 128+signal if it died by a signal;\n"
@@ -150,7 +210,12 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   } else {
     options.command = remaining;
   }
-  CheckOneNode(nnodes);
+  LAKERUN_CHECK_AS(ConfigError, rdzv_backend == "c10d" || rdzv_backend == "static", "launch: --rdzv-backend ",
+                   rdzv_backend, ": only c10d and static are known (node 0's agent hosts the store, --node-rank on ",
+                   "every node)");
+  options.nnodes = ParseNnodes(nnodes);
+  if (!rdzv_endpoint.empty()) ApplyEndpoint(rdzv_endpoint, options);
+  CheckNodes(options, standalone, master_port->count() > 0 || !rdzv_endpoint.empty());
   LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
                    "launch: no program given (usage: lakerun launch -n N [options] -- PROGRAM [ARGS...])");
   if (!ranks.empty()) options.show_ranks = ParseRankList(ranks);
@@ -160,6 +225,8 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   options.rdzv_compat = ParseNamed("launch: --rdzv-compat", rdzv_compat, kRdzvCompatNames);
   options.grace_period = FromSeconds(grace_seconds, "--grace-period");
   options.timeout = FromSeconds(timeout_seconds, "--timeout");
+  options.join_timeout = FromSeconds(join_timeout_seconds, "--join-timeout");
+  options.heartbeat_timeout = FromSeconds(heartbeat_timeout_seconds, "--heartbeat-timeout");
   if (customize) customize(options);
   return Launch(options).exit_code;
 }

@@ -398,7 +398,8 @@ TEST(LaunchCommandTest, AcceptsTorchrunSpellings) {
   EXPECT_TRUE(Exists(dir.Join("logs/rank1.stdout")));
   EXPECT_THROW_WITH(RunCommand({"--nproc_pr_node=2", rank}), lakerun::ConfigError,
                     "unknown flag '--nproc_pr_node' (did you mean --nproc_per_node?)");
-  EXPECT_THROW_WITH(RunCommand({"--nnodes", "2", rank}), lakerun::ConfigError, "--nnodes 2", "Slurm");
+  EXPECT_THROW_WITH(RunCommand({"--nnodes", "2", rank}), lakerun::ConfigError, "--nnodes 2",
+                    "every node needs the store's port, --master-port");
 }
 
 // Why `python`'s torch cannot join a job whose store an agent hosts, or "" when it can. PyTorch 2.4+ asks a TCPStore

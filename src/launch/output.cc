@@ -58,7 +58,7 @@ OutputRouter::OutputRouter(Options options)
   MakeDirs(options_.log_dir);
   for (int rank = 0; rank < options_.ranks; ++rank) {
     for (Stream stream : {Stream::kStdout, Stream::kStderr}) {
-      const std::string path = options_.log_dir + "/rank" + std::to_string(rank) +
+      const std::string path = options_.log_dir + "/rank" + std::to_string(options_.first_rank + rank) +
                                (stream == Stream::kStdout ? ".stdout" : ".stderr");
       const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
       if (fd < 0) LAKERUN_THROW(IoError, "launch: --log-dir: cannot open '", path, "': ", std::strerror(errno));
@@ -75,7 +75,8 @@ OutputRouter::~OutputRouter() {
 
 bool OutputRouter::Shown(int rank) const {
   return options_.show_ranks.empty() ||
-         std::find(options_.show_ranks.begin(), options_.show_ranks.end(), rank) != options_.show_ranks.end();
+         std::find(options_.show_ranks.begin(), options_.show_ranks.end(), options_.first_rank + rank) !=
+             options_.show_ranks.end();
 }
 
 void OutputRouter::RememberTail(int rank, std::string_view line) {
@@ -87,7 +88,7 @@ void OutputRouter::RememberTail(int rank, std::string_view line) {
 void OutputRouter::Emit(int rank, Stream stream, std::string_view lines) {
   // `lines` holds whole lines, each ending in '\n'.
   std::string out;
-  const std::string prefix = "[rank" + std::to_string(rank) + "] ";
+  const std::string prefix = "[rank" + std::to_string(options_.first_rank + rank) + "] ";
   const bool shown = Shown(rank);
   // The first line completes the live line of this channel, if it has one: rewritten in place.
   bool completes_live = live_.has_value() && live_->rank == rank && live_->stream == stream;
@@ -124,7 +125,7 @@ void OutputRouter::ShowLive(int rank, Stream stream) {
   // What came before the last '\r' will never show again: keep only the current text (the '\r' marks it).
   channel.pending = "\r" + text;
   if (!Shown(rank) || text.empty()) return;
-  std::string out = "\r[rank" + std::to_string(rank) + "] " + text;
+  std::string out = "\r[rank" + std::to_string(options_.first_rank + rank) + "] " + text;
   if (live_.has_value() && live_->rank == rank && live_->stream == stream) {
     if (text.size() < live_->width) out.append(live_->width - text.size(), ' ');
   } else {

@@ -29,6 +29,9 @@ class OutputRouter {
 
   struct Options {
     int ranks = 1;
+    /// The global rank of local rank 0: prefixes, log file names and show_ranks use global ranks, the methods
+    /// local ones.
+    int first_rank = 0;
     int stdout_fd = 1;
     int stderr_fd = 2;
     std::vector<int> show_ranks;  ///< empty = all

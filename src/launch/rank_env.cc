@@ -35,8 +35,8 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& ba
   set("LOCAL_RANK", std::to_string(spec.local_rank));
   set("WORLD_SIZE", std::to_string(spec.world_size));
   set("LOCAL_WORLD_SIZE", std::to_string(spec.local_world_size));
-  set("GROUP_RANK", "0");
-  set("GROUP_WORLD_SIZE", "1");
+  set("GROUP_RANK", std::to_string(spec.group_rank));
+  set("GROUP_WORLD_SIZE", std::to_string(spec.group_world_size));
   set("ROLE_NAME", "default");
   set("ROLE_RANK", std::to_string(spec.rank));
   set("ROLE_WORLD_SIZE", std::to_string(spec.world_size));

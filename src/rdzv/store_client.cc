@@ -29,7 +29,6 @@ using internal::StoreDialect;
 using internal::StoreOp;
 
 // Time a reply may take once the server has what it needs (every reply except WAIT's is immediate).
-constexpr std::chrono::milliseconds kReplyTimeout{60000};
 
 // A lakerun server challenges at once; silence this long means the server at the address is not one.
 constexpr std::chrono::milliseconds kChallengeTimeout{10000};
@@ -48,6 +47,7 @@ class ProtocolStoreClient final : public StoreClient {
       : host_(options.host),
         port_(options.port),
         secret_(options.secret),
+        reply_timeout_(options.reply_timeout),
         dialect_(options.dialect == WireDialect::kLegacy ? StoreDialect::kLegacy : StoreDialect::kValidated) {
     LAKERUN_CHECK(port_ > 0 && port_ <= 65535, "store: port must be in 1..65535, got ", port_);
     Connect(options.connect_timeout);
@@ -78,7 +78,7 @@ class ProtocolStoreClient final : public StoreClient {
     internal::PutBytes(&request, internal::WireKey(key));
     const std::string what = "get '" + key + "'";
     SendAll(request, what);
-    if (ReadU8(what, Clock::now() + kReplyTimeout) != internal::kCheckReady) return std::nullopt;
+    if (ReadU8(what, Clock::now() + reply_timeout_) != internal::kCheckReady) return std::nullopt;
     return DoGet(key);
   }
 
@@ -90,7 +90,7 @@ class ProtocolStoreClient final : public StoreClient {
     const std::string what = "add to '" + key + "'";
     SendAll(request, what);
     int64_t value = 0;
-    ReadReply(&value, sizeof(value), what, Clock::now() + kReplyTimeout);
+    ReadReply(&value, sizeof(value), what, Clock::now() + reply_timeout_);
     return value;
   }
 
@@ -112,7 +112,7 @@ class ProtocolStoreClient final : public StoreClient {
     const std::string what = "delete '" + key + "'";
     SendAll(request, what);
     int64_t deleted = 0;
-    ReadReply(&deleted, sizeof(deleted), what, Clock::now() + kReplyTimeout);
+    ReadReply(&deleted, sizeof(deleted), what, Clock::now() + reply_timeout_);
     return deleted != 0;
   }
 
@@ -120,7 +120,7 @@ class ProtocolStoreClient final : public StoreClient {
     std::lock_guard<std::mutex> lock(mu_);
     const std::string what = "check " + Names(keys);
     SendAll(KeysRequest(StoreOp::kCheck, keys), what);
-    return ReadU8(what, Clock::now() + kReplyTimeout) == internal::kCheckReady;
+    return ReadU8(what, Clock::now() + reply_timeout_) == internal::kCheckReady;
   }
 
   void Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
@@ -132,7 +132,7 @@ class ProtocolStoreClient final : public StoreClient {
     std::lock_guard<std::mutex> lock(mu_);
     SendAll(Begin(StoreOp::kGetNumKeys), "count keys");
     int64_t n = 0;
-    ReadReply(&n, sizeof(n), "count keys", Clock::now() + kReplyTimeout);
+    ReadReply(&n, sizeof(n), "count keys", Clock::now() + reply_timeout_);
     return n;
   }
 
@@ -231,7 +231,7 @@ class ProtocolStoreClient final : public StoreClient {
     SendAll(hello, "validate");
     uint32_t echoed = 0;
     try {
-      ReadExactly(&echoed, sizeof(echoed), "ping", std::min(deadline, Clock::now() + kReplyTimeout));
+      ReadExactly(&echoed, sizeof(echoed), "ping", std::min(deadline, Clock::now() + reply_timeout_));
     } catch (const ReplyTimeout&) {
       LAKERUN_THROW(DistError, "store ", Where(), ": no answer to ping (a c10d TCPStore older than 2.3?)");
     }
@@ -315,7 +315,7 @@ class ProtocolStoreClient final : public StoreClient {
     try {
       ReadExactly(out, size, what, deadline);
     } catch (const ReplyTimeout&) {
-      LAKERUN_THROW(DistError, "store ", Where(), ": ", what, " failed: no reply within ", kReplyTimeout.count(),
+      LAKERUN_THROW(DistError, "store ", Where(), ": ", what, " failed: no reply within ", reply_timeout_.count(),
                     " ms");
     }
   }
@@ -336,7 +336,7 @@ class ProtocolStoreClient final : public StoreClient {
     } catch (const ReplyTimeout&) {
     }
     SendAll(Begin(StoreOp::kCancelWait), what);
-    const Clock::time_point deadline = Clock::now() + kReplyTimeout;
+    const Clock::time_point deadline = Clock::now() + reply_timeout_;
     while (ReadU8(what, deadline) != internal::kWaitCanceled) {
     }
     LAKERUN_THROW(CommTimeout, "store ", Where(), ": ", keys.size() == 1 ? "key " : "keys ", Names(keys),
@@ -353,7 +353,7 @@ class ProtocolStoreClient final : public StoreClient {
 
   // A length-prefixed value.
   std::string ReadValue(const std::string& what) {
-    const Clock::time_point deadline = Clock::now() + kReplyTimeout;
+    const Clock::time_point deadline = Clock::now() + reply_timeout_;
     uint64_t size = 0;
     ReadReply(&size, sizeof(size), what, deadline);
     std::string value(size, '\0');
@@ -364,6 +364,7 @@ class ProtocolStoreClient final : public StoreClient {
   const std::string host_;
   const int port_;
   const std::string secret_;
+  const std::chrono::milliseconds reply_timeout_;
   const StoreDialect dialect_;
   int fd_ = -1;
   std::mutex mu_;

@@ -2,6 +2,10 @@
 #include "lakerun/rdzv/store_server.h"
 #include "rdzv/store_test_util.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <thread>
 #include <vector>
 
@@ -79,6 +83,29 @@ TEST(StoreTest, GetTimesOutNamingTheKey) {
 
 TEST(StoreTest, BadPortIsRejected) {
   EXPECT_THROW_WITH(StoreClient::Connect(testing::Client(0, "", milliseconds(100))), InvalidArgument, "port");
+}
+
+// A server that accepts but never answers: every call that expects a prompt reply fails after reply_timeout, not
+// after the default minute (a node agent's store on a host that went down).
+TEST(StoreTest, ASilentServerFailsACallAfterTheReplyTimeout) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  StoreClientOptions options;
+  options.host = "127.0.0.1";
+  options.port = ntohs(addr.sin_port);
+  options.dialect = WireDialect::kLegacy;  // nothing to exchange on connect: a c10d 1.13 client
+  options.reply_timeout = milliseconds(300);
+  auto client = StoreClient::Connect(options);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW_WITH(client->TryGet("k"), DistError, "no reply within 300 ms");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(3000));
+  ::close(listener);
 }
 
 }  // namespace

@@ -84,8 +84,22 @@ struct LaunchOptions {
   std::string log_dir;
   /// One GPU per rank via CUDA_VISIBLE_DEVICES (gpu.h); -n above the visible GPUs is capped with a warning.
   bool use_gpu = false;
-  /// Address the store listens for (MASTER_ADDR).
+  /// Address the store listens for (MASTER_ADDR). On a job of several nodes: node 0's address, which every node
+  /// reaches.
   std::string master_addr = "127.0.0.1";
+  /// The store's port (MASTER_PORT); 0 = a free one (one node only: every node of a job of several must name it).
+  int master_port = 0;
+  /// Nodes of the job (--nnodes), each running one launcher, its node agent (docs/launch.md, "Many nodes"). 1: this
+  /// launcher is the whole job.
+  int nnodes = 1;
+  /// This node's rank, 0..nnodes-1 (--node-rank). Node 0's agent hosts the store; ranks are numbered in node order.
+  int node_rank = 0;
+  /// The job's id (--rdzv-id): every node of a job must give the same one; a node with another is refused.
+  std::string rdzv_id = "none";
+  /// Bounds the wait for every node's agent to join (and to start each attempt together).
+  std::chrono::milliseconds join_timeout{std::chrono::seconds(300)};
+  /// An agent (or the store) not heard from for this long is lost: the job stops, naming its node.
+  std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(15)};
   /// Run id (TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID); empty = a random one.
   std::string run_id;
   /// Wall-clock limit of each attempt; zero = none. A job that runs past it fails with exit code 124.
@@ -129,6 +143,11 @@ struct LaunchResult {
   int restarts = 0;
   /// The first failure of the last attempt (absent on success or when the launcher was interrupted).
   std::optional<RankExit> failure;
+  /// On a job of several nodes: the node of that failure (this node's when it was local), and the whole report as
+  /// printed ("node 1 (10.0.0.2), rank 3 (pid 812) was killed by signal 9 ..."); also set when the failure was an
+  /// agent that was lost.
+  int failure_node = -1;
+  std::string failure_report;
   /// Last lines of the failed rank's stderr.
   std::vector<std::string> failure_stderr_tail;
   /// Signal that stopped the launcher (SIGINT/SIGTERM), or 0.

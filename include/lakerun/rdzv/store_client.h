@@ -24,6 +24,9 @@ struct StoreClientOptions {
   int port = 0;
   /// Bounds connecting (retried while refused or unreachable: the server may not listen yet) and the handshake.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(60)};
+  /// Bounds the wait for the reply to a request the server answers at once (all but Get and Wait, which take their
+  /// own timeout); past it the call throws DistError and the connection is not usable any more.
+  std::chrono::milliseconds reply_timeout{std::chrono::seconds(60)};
   /// The job's secret: the client authenticates, and checks that the server knows the secret too. Empty: no
   /// handshake (a c10d TCPStore server, or lakerun's StoreAccess::kOpen listener).
   std::string secret;
