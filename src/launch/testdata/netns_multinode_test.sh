@@ -19,41 +19,13 @@ LAUNCHER=${1:?usage: netns_multinode_test.sh LAUNCHER PROBE RANK}
 PROBE=${2:?usage: netns_multinode_test.sh LAUNCHER PROBE RANK}
 RANK_PROGRAM=${3:?usage: netns_multinode_test.sh LAUNCHER PROBE RANK}
 FASHION_MNIST=${4:-}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../../testing/netns_hosts.sh"
 
-[[ $(id -u) -eq 0 ]] || skip "creating network namespaces needs root"
-command -v ip > /dev/null || skip "ip(8) is not installed"
-TAG="lmn$$"
-SW="${TAG}sw"
-HOSTS=("${TAG}h1" "${TAG}h2")
 NET=10.232.0
 PORT=29500
-WORK=$(mktemp -d)
-PIDS=()
+netns_hosts "lmn$$" "$NET" 2
 printf 'multinode netns test secret %s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$WORK/secret"
 chmod 600 "$WORK/secret"
-
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2> /dev/null; done
-  wait 2> /dev/null
-  for ns in "${HOSTS[@]}" "$SW"; do ip netns del "$ns" 2> /dev/null; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ip netns add "$SW" 2> /dev/null || skip "ip netns add failed (no CAP_SYS_ADMIN, or namespaces are disabled)"
-ip -n "$SW" link add br0 type bridge && ip -n "$SW" link set br0 up || skip "cannot create a bridge"
-for i in 1 2; do
-  ns=${HOSTS[$((i - 1))]}
-  ip netns add "$ns" || fail "ip netns add $ns"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link add eth0 type veth peer name "p$i" netns "$SW" || skip "cannot create veth pairs"
-  ip -n "$SW" link set "p$i" master br0
-  ip -n "$SW" link set "p$i" up
-  ip -n "$ns" addr add "$NET.$i/24" dev eth0
-  ip -n "$ns" link set eth0 up
-done
 
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc; }
