@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -165,22 +164,18 @@ py::object ForkPoint() {
   return environment;
 }
 
-std::string EnvOrThrow(const char* name) {
-  const char* value = std::getenv(name);
-  LAKERUN_CHECK_AS(ConfigError, value != nullptr && *value != '\0', "lakerun.distributed rank: ", name,
-                   " is not set (a rank runs under lakerun.distributed's launcher)");
-  return value;
-}
-
 // A rank's authenticated connection to the caller's store, as the rank's environment names it (MASTER_ADDR,
 // LAKERUN_RDZV_PORT, LAKERUN_RDZV_SECRET).
 class StoreClient {
  public:
   explicit StoreClient(double timeout_s) {
+    const EnvLookup env = ProcessEnvironment();
     rdzv::StoreClientOptions options;
-    options.host = EnvOrThrow("MASTER_ADDR");
-    options.port = std::stoi(EnvOrThrow(rdzv::kStorePortVariable));
-    options.secret = rdzv::SecretFromEnvironment(ProcessEnvironment()).value_or("");
+    options.host = env("MASTER_ADDR").value_or("");
+    LAKERUN_CHECK_AS(ConfigError, !options.host.empty(),
+                     "lakerun.distributed rank: MASTER_ADDR is not set (a rank runs under lakerun.distributed)");
+    options.port = ReadEnvInt(env, Launcher::kLakerun, rdzv::kStorePortVariable, std::nullopt, 1, 65535);
+    options.secret = rdzv::SecretFromEnvironment(env).value_or("");
     options.connect_timeout = Millis(timeout_s, "store timeout");
     py::gil_scoped_release release;
     client_ = rdzv::StoreClient::Connect(options);
