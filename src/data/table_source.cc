@@ -38,9 +38,10 @@ namespace pq = lakerun::parquet;
 
 struct DataFile {
   std::string path;
+  // Size and modification time as the folder's listing or the Delta log gives them (no Stat or HEAD per file); a
+  // size of 0 is unknown (a log without sizes: no Parquet file is empty) until the file is open.
   uint64_t size = 0;
   int64_t mtime_ms = 0;
-  bool size_known = false;  // size and mtime_ms came with the file's name (a listing, a Delta log): no Stat needed
   std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
   std::vector<uint64_t> deleted;  // sorted row positions removed by a Delta deletion vector
   std::map<std::string, pq::Value> partition_values;  // the file's typed value of every partition column
@@ -937,9 +938,8 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       if (!pruner.MayMatch(add)) continue;  // partition values and stats
       DataFile file;
       file.path = snapshot.DataFilePath(add);
-      file.size = static_cast<uint64_t>(add.size);
+      file.size = static_cast<uint64_t>(std::max<int64_t>(add.size, 0));
       file.mtime_ms = add.modification_time;
-      file.size_known = add.size > 0;  // a log without sizes (0) gets them from the files
       for (const auto& [name, type] : partitions.types) {
         // Decimals as their numeric value (filters compare them as numbers); the unscaled one kept beside it.
         const pq::Value value = delta::PartitionValue(snapshot, add, *snapshot.metadata.schema->FindField(name));
@@ -984,7 +984,6 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       file.path = std::move(paths[i]);
       file.size = listed[i].size;
       file.mtime_ms = listed[i].mtime_ms;
-      file.size_known = true;
       file.file = opened[i];
       for (const auto& [name, type] : partitions.types) file.partition_values[name] = hive.values[i].at(name);
       files.push_back(std::move(file));
@@ -993,17 +992,14 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   adds.resize(files.size(), nullptr);  // files of a folder have no add action
   ForEachFile(files.size(), IsObjectStorePath(path), [&](size_t i) {
     DataFile& file = files[i];
-    const std::optional<uint64_t> size = file.size_known ? std::optional<uint64_t>(file.size) : std::nullopt;
+    const std::optional<uint64_t> size = file.size > 0 ? std::optional<uint64_t>(file.size) : std::nullopt;
     if (!file.file) file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta), size);
     file.size = file.file->file_size();
-    if (const delta::AddFile* add = adds[i]) {  // the log knows the file: no Stat (a HEAD on an object store)
-      if (add->deletion_vector) {
-        file.deleted = delta::LoadDeletionVector(fs, kept_snapshot->table_path, *add->deletion_vector,
-                                                 kept_snapshot->Describe());
-        std::sort(file.deleted.begin(), file.deleted.end());
-      }
-    } else if (!file.size_known) {
-      if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
+    const delta::AddFile* add = adds[i];
+    if (add != nullptr && add->deletion_vector) {
+      file.deleted = delta::LoadDeletionVector(fs, kept_snapshot->table_path, *add->deletion_vector,
+                                               kept_snapshot->Describe());
+      std::sort(file.deleted.begin(), file.deleted.end());
     }
   });
   std::string fingerprint = StrCat("table ", path, "\n");
