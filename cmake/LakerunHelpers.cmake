@@ -7,8 +7,9 @@
 #   the library's interface).
 #   Where LAKERUN_INSTALL is ON (a directory may set it OFF: examples/ does), the library is installed and joins the
 #   export set lakerunTargets as lakerun::<NAME> (cmake/LakerunInstall.cmake writes the package files).
-# lakerun_cc_test(NAME x SRCS x_test.cc DEPS ... [TORCH] [LABELS l...] [TIMEOUT s])
-#   -> a gtest binary whose tests ctest discovers; TIMEOUT bounds each test (default 120 s).
+# lakerun_cc_test(NAME x SRCS x_test.cc DEPS ... [TORCH] [LABELS l...] [TIMEOUT s] [TEST_PREFIX p])
+#   -> a gtest binary whose tests ctest discovers; TIMEOUT bounds each test (default 120 s); TEST_PREFIX is put
+#   before each discovered name (`ctest -R p` selects them).
 # lakerun_cc_binary(NAME x SRCS ... DEPS ... [TORCH])
 function(lakerun_cc_library)
   cmake_parse_arguments(L "TORCH" "NAME" "SRCS;DEPS" ${ARGN})
@@ -36,7 +37,7 @@ function(lakerun_cc_library)
 endfunction()
 
 function(lakerun_cc_test)
-  cmake_parse_arguments(T "TORCH" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "TORCH" "NAME;TIMEOUT;TEST_PREFIX" "SRCS;DEPS;LABELS" ${ARGN})
   if(NOT LAKERUN_BUILD_TESTS)
     return()
   endif()
@@ -56,7 +57,7 @@ function(lakerun_cc_test)
   if(T_LABELS)
     list(APPEND props LABELS "${T_LABELS}")
   endif()
-  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 120 PROPERTIES ${props})
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 120 TEST_PREFIX "${T_TEST_PREFIX}" PROPERTIES ${props})
 endfunction()
 
 function(lakerun_cc_binary)

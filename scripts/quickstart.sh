@@ -6,6 +6,7 @@
 #      tables through lakerun::data::Loader, with EarlyStopping and ModelCheckpoint (best + last.ckpt), logging
 #      params, metrics, checkpoints and the model to the MLflow file store ./mlruns (or MLFLOW_TRACKING_URI);
 #   3. print the test accuracy, where the run and the checkpoints are, and `lakerun runs list`.
+#   It also installs the Python package `lakerun` (cmake --install --component python) when it was built.
 #   LAKERUN_BUILD_DIR   build directory (default ./build)
 #   QUICKSTART_RANKS    number of ranks (default 2)
 #   QUICKSTART_DIR      where checkpoints go (default ./runs/quickstart)
@@ -17,6 +18,11 @@ cd "$LAKERUN_ROOT"
 BUILD_DIR="${LAKERUN_BUILD_DIR:-$LAKERUN_ROOT/build}"
 bash scripts/setup.sh
 bash scripts/build.sh "$BUILD_DIR"
+if [[ -f "$BUILD_DIR/python/lakerun/__init__.py" ]]; then
+  # The Python package (built where Debian's python3-torch and pybind11 are found): `import lakerun` from now on.
+  cmake --install "$BUILD_DIR" --component python > /dev/null
+  echo "[quickstart] installed the Python package lakerun for /usr/bin/python3 (docs/python.md)" >&2
+fi
 RANKS="${QUICKSTART_RANKS:-2}"
 RUN_DIR="${QUICKSTART_DIR:-$LAKERUN_ROOT/runs/quickstart}"
 TABLE="${QUICKSTART_TABLE:-$LAKERUN_ROOT/data/fashion-mnist}"

@@ -19,6 +19,8 @@ PKGS=(
   dataset-fashion-mnist
   # peers measured by the benchmarks and the interop tests
   python3-torch python3-numpy
+  # the lakerun Python package (LAKERUN_PYTHON) and its tests
+  pybind11-dev python3-pytest python3-cloudpickle
   # launchers exercised by the tests
   openmpi-bin libopenmpi-dev
   # misc tools used by tests

@@ -256,7 +256,9 @@ int main(int argc, char** argv) {
   // 1. Loader vs raw scan. Rounds alternate peer and loader so both see the same machine load; each round gives a
   // ratio, and the medians of rates and of per-round ratios are printed (the machine may be shared).
   // Mapped, as a Delta table's data files are by default (a loose Parquet file is read with pread unless asked).
-  auto source = lakerun::data::OpenTable(table, lakerun::data::TableOptions{.memory_map = true});
+  lakerun::data::TableOptions mapped_options;
+  mapped_options.memory_map = true;
+  auto source = lakerun::data::OpenTable(table, mapped_options);
   struct Series {
     std::vector<double> raw, raw_views, raw_mapped, cold, warm, cold_ratio, cold_ratio_views, cold_ratio_mapped,
         warm_ratio, cold_faults, torch_cold_ratio, torch_warm_ratio;  // torch_*: against PyTorch's DataLoader (2.)

@@ -154,7 +154,9 @@ ScaleTableSummary WriteScaleTable(const std::string& path, const ScaleTableOptio
   ScaleTableSummary summary;
   {
     delta::Snapshot state = CheckpointState(path, options, rng);
-    delta::WriteCheckpoint(table, state, {.parts = options.checkpoint_parts});
+    delta::CheckpointOptions checkpoint;
+    checkpoint.parts = options.checkpoint_parts;
+    delta::WriteCheckpoint(table, state, checkpoint);
     WriteCommits(table, std::move(state.files), options, rng);
   }
   summary.latest_version = options.checkpoint_version + options.commits;

@@ -20,7 +20,7 @@ long long NowNs() {
 int main() {
   const long long t_main = NowNs();
   lakerun::dist::InitOptions options;
-  options.backend = "gloo";
+  options.backend = lakerun::dist::Backend::kGloo;
   options.timeout = std::chrono::seconds(120);
   lakerun::dist::Context& ctx = lakerun::dist::Init(options);
   const long long t_ready = NowNs();

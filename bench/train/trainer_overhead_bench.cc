@@ -141,7 +141,7 @@ Result Measure(bool defaults, int steps, int block, const std::map<std::string, 
   tr::TrainerOptions o;
   o.max_steps = steps + 1;
   o.default_root_dir = dir;
-  o.accelerator = device.is_cuda() ? "cuda" : "cpu";
+  o.accelerator = device.is_cuda() ? tr::Accelerator::kCuda : tr::Accelerator::kCpu;
   std::ostringstream progress;
   std::vector<std::shared_ptr<tr::Callback>> callbacks = {timer};
   std::unique_ptr<lakerun::track::Tracker> tracker;

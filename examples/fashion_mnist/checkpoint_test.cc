@@ -32,9 +32,9 @@ TEST(CheckpointTest, SavesAndRestoresModelOptimizerAndPosition) {
   Net net;
   torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.5));
   TakeStep(net, optimizer);
-  SaveCheckpoint(dir.path(), {.epoch = 1, .global_step = 300}, *net, optimizer);
+  SaveCheckpoint(dir.path(), CheckpointPosition{1, 300}, *net, optimizer);
   TakeStep(net, optimizer);
-  const std::string path = SaveCheckpoint(dir.path(), {.epoch = 2, .global_step = 600}, *net, optimizer);
+  const std::string path = SaveCheckpoint(dir.path(), CheckpointPosition{2, 600}, *net, optimizer);
   EXPECT_EQ(path, dir.Join("checkpoint-epoch-2.pt"));
   ASSERT_EQ(FindLatestCheckpoint(dir.path()), path);
   // No temp files left behind.
@@ -63,8 +63,8 @@ TEST(CheckpointTest, HighestEpochWinsNotTheLexicalOrder) {
   testing::TempDir dir;
   Net net;
   torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.1));
-  SaveCheckpoint(dir.path(), {.epoch = 9}, *net, optimizer);
-  SaveCheckpoint(dir.path(), {.epoch = 10}, *net, optimizer);
+  SaveCheckpoint(dir.path(), CheckpointPosition{9, 0}, *net, optimizer);
+  SaveCheckpoint(dir.path(), CheckpointPosition{10, 0}, *net, optimizer);
   EXPECT_EQ(FindLatestCheckpoint(dir.path()), dir.Join("checkpoint-epoch-10.pt"));
 }
 

@@ -1,6 +1,8 @@
 // Fashion-MNIST held in memory as normalized float tensors.
 //
-//   FashionMnist data = LoadFashionMnist({.data_dir = "/usr/share/datasets/fashion-mnist"});
+//   FashionMnistOptions options;
+//   options.data_dir = "/usr/share/datasets/fashion-mnist";
+//   FashionMnist data = LoadFashionMnist(options);
 //   data.train_images  // [60000, 1, 28, 28] float32, (x / 255 - mean) / std
 //   data.train_labels  // [60000] int64 in [0, 10)
 //

@@ -18,12 +18,12 @@
 #include "dataset.h"
 #include "experiment_log.h"
 #include "lakerun/base/error.h"
+#include "lakerun/base/run_main.h"
 #include "lakerun/dist/collectives.h"
 #include "lakerun/dist/init.h"
 #include "lakerun/dist/lr_scaling.h"
 #include "options.h"
 #include "train_loop.h"
-#include "program_main.h"
 
 namespace lakerun::examples {
 namespace {
@@ -84,11 +84,15 @@ int Run(int argc, char** argv) {
   SetThreads(threads);
 
   dist::Context& ctx = dist::Init();
-  const FashionMnist data = LoadFashionMnist({.data_dir = options.data_dir, .mean = options.mean, .std = options.std});
+  FashionMnistOptions data_options;
+  data_options.data_dir = options.data_dir;
+  data_options.mean = options.mean;
+  data_options.std = options.std;
+  const FashionMnist data = LoadFashionMnist(data_options);
   if (ctx.rank() == 0) {
     std::printf("fashion_mnist_ddp: %d rank(s) (launcher %s, backend %s), %d thread(s) per rank, "
                 "batch %lld per rank\n",
-                ctx.world_size(), dist::LauncherName(ctx.launcher()), ctx.backend().c_str(), threads,
+                ctx.world_size(), dist::LauncherName(ctx.launcher()), dist::ToString(ctx.backend()), threads,
                 static_cast<long long>(options.batch_size));
     std::fflush(stdout);
   }
@@ -134,5 +138,5 @@ int Run(int argc, char** argv) {
 }  // namespace lakerun::examples
 
 int main(int argc, char** argv) {
-  return lakerun::examples::RunProgramMain("fashion_mnist_ddp", lakerun::examples::Run, argc, argv);
+  return lakerun::RunMain(argc, argv, lakerun::examples::Run);  // an error: a message and exit code 1
 }

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 #include <string>
@@ -13,6 +14,8 @@
 
 #include "lakerun/base/file_system.h"
 #include "lakerun_testing/child_process.h"
+#include "lakerun_testing/emulators.h"
+#include "lakerun_testing/ports.h"
 #include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::examples {
@@ -151,6 +154,32 @@ TEST(FashionMnistTrainerProgramTest, TwoRanksUnderZero2ThenDdpResumesItsCheckpoi
   EXPECT_THAT(ddp.output, ::testing::HasSubstr("\"epochs_completed\":2,\"global_step\":10"));
 }
 
+// The same job with its table in S3 (s3rver on loopback): one flag changed, --table s3://BUCKET/PATH. The first
+// run imports the table into the bucket; the second trains from it without importing.
+TEST(FashionMnistTrainerProgramTest, TrainsFromATableInS3) {
+  testing::TempDir dir;
+  std::string why_not;
+  auto s3 = testing::StartS3Emulator(dir.Join("s3"), {"datasets"}, &why_not);
+  if (!s3) GTEST_SKIP() << why_not;
+  std::vector<std::string> argv = ShortJob(dir);
+  *(std::find(argv.begin(), argv.end(), "--table") + 1) = "s3://datasets/fashion-mnist";
+  argv.push_back("--no-tracking");
+  testing::ChildOptions options;
+  options.cwd = dir.path();
+  options.set_env = {{"AWS_ENDPOINT_URL", s3->endpoint()}, {"AWS_ACCESS_KEY_ID", s3->access_key_id()},
+                     {"AWS_SECRET_ACCESS_KEY", s3->secret_access_key()}, {"AWS_REGION", "us-east-1"},
+                     // s3rver ignores conditional writes; this job is the table's only writer
+                     {"AWS_S3_ALLOW_UNSAFE_RENAME", "true"}};
+  const RunResult first = testing::RunProgram(argv, dir.Join("s3-first.out"), seconds(200), options);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_THAT(first.output, ::testing::HasSubstr("Imported Fashion-MNIST (train, test)"));
+  const RunResult second = testing::RunProgram(argv, dir.Join("s3-second.out"), seconds(200), options);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, ::testing::Not(::testing::HasSubstr("Imported")));
+  EXPECT_THAT(second.output, ::testing::HasSubstr("train 60000 rows, test 10000"));
+  EXPECT_THAT(second.output, ::testing::ContainsRegex("Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/1000 \\("));
+}
+
 TEST(FashionMnistTrainerProgramTest, MissingDataAndBadFlagsFailClearly) {
   testing::TempDir dir;
   const RunResult missing = RunProgram({Program(), "--table", dir.Join("t"), "--idx-dir", dir.Join("nothing-here"),
@@ -163,6 +192,30 @@ TEST(FashionMnistTrainerProgramTest, MissingDataAndBadFlagsFailClearly) {
   const RunResult flag = RunProgram({Program(), "--batch-size", "-3"}, dir, "flag", seconds(60));
   EXPECT_EQ(flag.exit_code, 1);
   EXPECT_THAT(flag.output, ::testing::HasSubstr("flag --batch-size: expected at least 1, got -3"));
+}
+
+// Rank 1 of 2 whose rank 0 never comes: it gives up after --collective-timeout, not after the default 5 minutes.
+TEST(FashionMnistTrainerProgramTest, ALoneRankGivesUpAfterTheCollectiveTimeout) {
+  testing::TempDir dir;
+  testing::ChildOptions options;
+  options.cwd = dir.path();
+  options.set_env = {{"RANK", "1"},         {"WORLD_SIZE", "2"},         {"LOCAL_RANK", "0"},
+                     {"LOCAL_WORLD_SIZE", "1"}, {"MASTER_ADDR", "127.0.0.1"},
+                     {"MASTER_PORT", std::to_string(testing::FreeLoopbackPort())}};
+  options.unset_env = {"MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "LAKERUN_RDZV_SECRET", "LAKERUN_RDZV_PORT",
+                       "TORCHELASTIC_USE_AGENT_STORE"};
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult lone = testing::RunProgram(
+      {Program(), "--collective-timeout", "2", "--no-tracking", "--table", dir.Join("t")}, dir.Join("lone.out"),
+      seconds(120), std::move(options));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(lone.exit_code, 0) << lone.output;
+  EXPECT_LT(took, seconds(60)) << lone.output;
+  EXPECT_THAT(lone.output, ::testing::HasSubstr("2000 ms")) << lone.output;
+
+  const RunResult flag = RunProgram({Program(), "--collective-timeout", "0"}, dir, "flag", seconds(60));
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_THAT(flag.output, ::testing::HasSubstr("flag --collective-timeout"));
 }
 
 }  // namespace

@@ -18,6 +18,12 @@ namespace {
 
 const std::string kDir = kDefaultFashionMnistDir;
 
+FashionMnistOptions FromDir(const std::string& dir) {
+  FashionMnistOptions options;
+  options.data_dir = dir;
+  return options;
+}
+
 std::string BigEndian(std::initializer_list<uint32_t> words) {
   std::string out;
   for (uint32_t w : words) {
@@ -142,7 +148,7 @@ TEST(FashionMnistTest, LoadsNormalizedTensors) {
 }
 
 TEST(FashionMnistTest, MissingDirectoryNamesTheFile) {
-  EXPECT_THROW_WITH(LoadFashionMnist({.data_dir = "/nonexistent/fmnist"}), IoError,
+  EXPECT_THROW_WITH(LoadFashionMnist(FromDir("/nonexistent/fmnist")), IoError,
                     "/nonexistent/fmnist/train-images-idx3-ubyte.gz", "apt-get install dataset-fashion-mnist");
 }
 
@@ -150,7 +156,7 @@ TEST(FashionMnistTest, LabelOutOfRangeIsCorruptData) {
   testing::TempDir dir;
   WriteGzip(dir.Join("train-images-idx3-ubyte.gz"), BigEndian({0x00000803, 2, 28, 28}) + std::string(2 * 784, '\0'));
   WriteGzip(dir.Join("train-labels-idx1-ubyte.gz"), BigEndian({0x00000801, 2}) + std::string("\1\12", 2));
-  EXPECT_THROW_WITH(LoadFashionMnist({.data_dir = dir.path()}), CorruptDataError, "train-labels-idx1-ubyte.gz",
+  EXPECT_THROW_WITH(LoadFashionMnist(FromDir(dir.path())), CorruptDataError, "train-labels-idx1-ubyte.gz",
                     "label 1 is 10");
 }
 
@@ -158,7 +164,7 @@ TEST(FashionMnistTest, CountMismatchNamesBothFiles) {
   testing::TempDir dir;
   WriteGzip(dir.Join("train-images-idx3-ubyte.gz"), BigEndian({0x00000803, 2, 28, 28}) + std::string(2 * 784, '\0'));
   WriteGzip(dir.Join("train-labels-idx1-ubyte.gz"), BigEndian({0x00000801, 3}) + std::string("\1\2\3", 3));
-  EXPECT_THROW_WITH(LoadFashionMnist({.data_dir = dir.path()}), CorruptDataError, "holds 3 labels",
+  EXPECT_THROW_WITH(LoadFashionMnist(FromDir(dir.path())), CorruptDataError, "holds 3 labels",
                     "holds 2 images");
 }
 

@@ -4,9 +4,23 @@
 #include <torch/optim/sgd.h>
 
 namespace lakerun::examples {
+namespace {
+
+// Lightning's self.log(..., prog_bar=prog_bar, reduce_fx=reduce, sync_dist=True): averaged (or summed) over ranks.
+train::LogOptions Synced(bool prog_bar, train::ReduceFx reduce = train::ReduceFx::kMean) {
+  train::LogOptions options;
+  options.prog_bar = prog_bar;
+  options.reduce_fx = reduce;
+  options.sync_dist = true;
+  return options;
+}
+
+}  // namespace
 
 FashionMnistModule::FashionMnistModule(FashionMnistModuleOptions options) : options_(options) {
-  net_ = register_module("net", Net(NetOptions{.dropout = options.dropout}));
+  NetOptions net;
+  net.dropout = options.dropout;
+  net_ = register_module("net", Net(net));
 }
 
 FashionMnistModule::Scores FashionMnistModule::Score(const train::Batch& batch) {
@@ -21,22 +35,24 @@ FashionMnistModule::Scores FashionMnistModule::Score(const train::Batch& batch) 
 
 at::Tensor FashionMnistModule::TrainingStep(const train::Batch& batch, int64_t) {
   Scores s = Score(batch);
-  Log("train_loss", s.loss, {.prog_bar = true});
+  train::LogOptions shown;
+  shown.prog_bar = true;
+  Log("train_loss", s.loss, shown);
   return s.loss;
 }
 
 void FashionMnistModule::ValidationStep(const train::Batch& batch, int64_t) {
   const Scores s = Score(batch);
-  Log("val_loss", s.loss, {.prog_bar = true, .sync_dist = true});
-  Log("val_acc", s.accuracy, {.prog_bar = true, .sync_dist = true});
+  Log("val_loss", s.loss, Synced(/*prog_bar=*/true));
+  Log("val_acc", s.accuracy, Synced(/*prog_bar=*/true));
 }
 
 void FashionMnistModule::TestStep(const train::Batch& batch, int64_t) {
   const Scores s = Score(batch);
-  Log("test_loss", s.loss, {.sync_dist = true});
-  Log("test_acc", s.accuracy, {.sync_dist = true});
-  Log("test_correct", s.correct, {.sync_dist = true, .reduce_fx = train::ReduceFx::kSum});
-  Log("test_samples", static_cast<double>(batch.size()), {.sync_dist = true, .reduce_fx = train::ReduceFx::kSum});
+  Log("test_loss", s.loss, Synced(false));
+  Log("test_acc", s.accuracy, Synced(false));
+  Log("test_correct", s.correct, Synced(false, train::ReduceFx::kSum));
+  Log("test_samples", static_cast<double>(batch.size()), Synced(false, train::ReduceFx::kSum));
 }
 
 train::Optimizers FashionMnistModule::ConfigureOptimizers() {

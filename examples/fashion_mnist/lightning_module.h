@@ -1,6 +1,9 @@
 // The seed CNN (model.h) as a lakerun::train::Module: what the Trainer calls per batch, and what it logs.
 //
-//   FashionMnistModule module({.lr = 0.05, .momentum = 0.5});
+//   FashionMnistModuleOptions options;
+//   options.lr = 0.05;
+//   options.momentum = 0.5;
+//   FashionMnistModule module(options);
 //   trainer.Fit(module, train, &val);
 //   trainer.Test(module, test);   // test_loss, test_acc, test_correct, test_samples
 //

@@ -43,7 +43,9 @@ TEST(NetTest, SameSeedGivesSameInitialWeights) {
 
 TEST(NetTest, NoDropoutMakesTrainingForwardDeterministic) {
   const at::Tensor x = at::randn({8, 1, 28, 28});
-  Net plain(NetOptions{.dropout = false});
+  NetOptions no_dropout;
+  no_dropout.dropout = false;
+  Net plain(no_dropout);
   plain->train();
   EXPECT_TRUE(at::equal(plain->forward(x), plain->forward(x)));
   Net dropping;

@@ -1,7 +1,11 @@
 // Fashion-MNIST from its Delta tables to normalized batches through lakerun::data::Loader.
 //
-//   FashionMnistSources s = OpenFashionMnistSources({.table = "data/fashion-mnist"});
-//   data::Loader train(s.train, FashionMnistLoaderOptions({.batch_size = 100, .rank = r, .world_size = n}));
+//   FashionMnistSourceOptions tables;
+//   tables.table = "data/fashion-mnist";
+//   FashionMnistSources s = OpenFashionMnistSources(tables);
+//   FashionMnistLoaderSettings settings;
+//   settings.batch_size = 100;
+//   train::LoaderBatchSource train = data::Loader(s.train, FashionMnistLoaderOptions(settings));  // Trainer shards
 //   batch->at("image")   // float32 [B, 1, 28, 28], (x / 255 - mean) / std: the same values as dataset.h's
 //   batch->at("label")   // int64 [B]
 //
@@ -12,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "lakerun/data/loader.h"
@@ -38,8 +43,9 @@ FashionMnistSources OpenFashionMnistSources(const FashionMnistSourceOptions& opt
 
 struct FashionMnistLoaderSettings {
   int64_t batch_size = 100;
-  int64_t rank = 0;
-  int64_t world_size = 1;
+  /// LoaderOptions::rank and world_size: unset, a Trainer of several ranks gives each rank its share.
+  std::optional<int64_t> rank{};
+  std::optional<int64_t> world_size{};
   uint64_t seed = 0;
   bool shuffle = true;
   /// MNIST's statistics, as the seed example uses (Fashion-MNIST's own are 0.2860 / 0.3530).

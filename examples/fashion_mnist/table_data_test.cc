@@ -20,6 +20,21 @@ namespace {
 
 const char* const kIdxDir = "/usr/share/datasets/fashion-mnist";
 
+TableSetupOptions Tables(const std::string& table, const std::string& idx_dir = kIdxDir) {
+  TableSetupOptions options;
+  options.table = table;
+  options.idx_dir = idx_dir;
+  return options;
+}
+
+FashionMnistLoaderSettings Settings(int64_t batch_size, uint64_t seed, bool shuffle) {
+  FashionMnistLoaderSettings settings;
+  settings.batch_size = batch_size;
+  settings.seed = seed;
+  settings.shuffle = shuffle;
+  return settings;
+}
+
 struct Drained {
   at::Tensor images;  // [N, 1, 28, 28]
   at::Tensor labels;
@@ -50,9 +65,9 @@ class FashionMnistTableTest : public ::testing::Test {
     dir_ = new testing::TempDir;
     train::LocalRankSync sync;
     const TableSetupResult setup =
-        EnsureFashionMnistTables({.table = dir_->Join("fmnist"), .idx_dir = kIdxDir}, sync);
+        EnsureFashionMnistTables(Tables(dir_->Join("fmnist")), sync);
     imported_ = setup.imported;
-    idx_ = new FashionMnist(LoadFashionMnist({.data_dir = kIdxDir}));
+    idx_ = new FashionMnist(LoadFashionMnist(FashionMnistOptions()));
   }
   static void TearDownTestSuite() {
     delete idx_;
@@ -75,15 +90,15 @@ TEST_F(FashionMnistTableTest, ImportsBothSplitsOnceAsDeltaTables) {
     EXPECT_TRUE(f.name == "train" || f.name == "test") << f.name;
   }
   train::LocalRankSync sync;
-  EXPECT_TRUE(EnsureFashionMnistTables({.table = dir_->Join("fmnist"), .idx_dir = kIdxDir}, sync).imported.empty());
+  EXPECT_TRUE(EnsureFashionMnistTables(Tables(dir_->Join("fmnist")), sync).imported.empty());
 }
 
 TEST_F(FashionMnistTableTest, ShuffledShardsOfTwoRanksEqualTheIdxTensors) {
-  const FashionMnistSources s = OpenFashionMnistSources({.table = dir_->Join("fmnist")});
+  const FashionMnistSources s = OpenFashionMnistSources(FashionMnistSourceOptions{dir_->Join("fmnist"), -1});
   ASSERT_EQ(s.train->num_rows(), 60000u);
   ASSERT_EQ(s.test->num_rows(), 10000u);
 
-  const Drained train = Drain(s.train, {.batch_size = 100, .seed = 7, .shuffle = true}, 2);
+  const Drained train = Drain(s.train, Settings(100, 7, true), 2);
   ASSERT_EQ(train.ids.size(0), 60000);
   // Every training row exactly once over the two ranks, in a shuffled order.
   EXPECT_TRUE(std::get<0>(at::sort(train.ids)).equal(at::arange(60000, at::kLong)));
@@ -96,7 +111,7 @@ TEST_F(FashionMnistTableTest, ShuffledShardsOfTwoRanksEqualTheIdxTensors) {
 
   // Unshuffled over 3 ranks: rank after rank gives the table's order (10,000 = 3 x 3,334 - 2: the last 2 padded by
   // repeating the first rows).
-  const Drained test = Drain(s.test, {.batch_size = 1000, .shuffle = false}, 3);
+  const Drained test = Drain(s.test, Settings(1000, 0, false), 3);
   ASSERT_EQ(test.ids.size(0), 10002);
   EXPECT_TRUE(test.ids.slice(0, 0, 10000).equal(at::arange(10000, at::kLong)));
   EXPECT_TRUE(test.ids.slice(0, 10000).equal(at::arange(2, at::kLong)));
@@ -107,7 +122,7 @@ TEST_F(FashionMnistTableTest, ShuffledShardsOfTwoRanksEqualTheIdxTensors) {
 TEST(FashionMnistTableSetupTest, MissingIdxFilesNameThePathAndThePackage) {
   testing::TempDir dir;
   train::LocalRankSync sync;
-  EXPECT_THROW_WITH(EnsureFashionMnistTables({.table = dir.Join("t"), .idx_dir = dir.Join("no-idx")}, sync), IoError,
+  EXPECT_THROW_WITH(EnsureFashionMnistTables(Tables(dir.Join("t"), dir.Join("no-idx")), sync), IoError,
                     dir.Join("t"), dir.Join("no-idx/train-images-idx3-ubyte.gz"), "dataset-fashion-mnist");
   EXPECT_FALSE(LocalFileSystem().Exists(dir.Join("t/train")));
 }
@@ -116,9 +131,9 @@ TEST(FashionMnistTableSetupTest, ImportsOnlyTheMissingSplit) {
   testing::TempDir dir;
   train::LocalRankSync sync;
   LocalFileSystem().CreateDirs(dir.Join("t"));
-  ASSERT_EQ(EnsureFashionMnistTables({.table = dir.Join("t"), .idx_dir = kIdxDir}, sync).imported.size(), 2u);
+  ASSERT_EQ(EnsureFashionMnistTables(Tables(dir.Join("t")), sync).imported.size(), 2u);
   LocalFileSystem().RemoveAll(dir.Join("t/test"));
-  EXPECT_EQ(EnsureFashionMnistTables({.table = dir.Join("t"), .idx_dir = kIdxDir}, sync).imported,
+  EXPECT_EQ(EnsureFashionMnistTables(Tables(dir.Join("t")), sync).imported,
             (std::vector<std::string>{"test"}));
   EXPECT_TRUE(SplitPresent(dir.Join("t"), "test"));
 }

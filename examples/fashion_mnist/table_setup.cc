@@ -8,6 +8,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/import/import.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::examples {
 namespace {
@@ -16,7 +17,7 @@ const char* const kSplits[] = {"train", "test"};
 
 // Imports `split` into a temporary sibling of its final directory, then renames it into place.
 void ImportSplit(const TableSetupOptions& options, const std::string& split) {
-  FileSystem& fs = LocalFileSystem();
+  FileSystem& fs = UriFileSystem();
   const std::string staging = JoinPath(options.table, StrCat(".import-", split, "-", ::getpid()));
   fs.RemoveAll(staging);
   importer::ImportOptions import;  // the defaults of `lakerun table import fashion-mnist`
@@ -33,7 +34,7 @@ void ImportSplit(const TableSetupOptions& options, const std::string& split) {
 }  // namespace
 
 bool SplitPresent(const std::string& table, const std::string& split) {
-  const auto info = LocalFileSystem().Stat(JoinPath(JoinPath(table, split), "_delta_log"));
+  const auto info = UriFileSystem().Stat(JoinPath(JoinPath(table, split), "_delta_log"));
   return info.has_value() && info->is_directory;
 }
 
@@ -49,12 +50,12 @@ TableSetupResult EnsureFashionMnistTables(const TableSetupOptions& options, trai
       if (!missing.empty()) {
         const std::string images = JoinPath(options.idx_dir, "train-images-idx3-ubyte.gz");
         const std::string plain = JoinPath(options.idx_dir, "train-images-idx3-ubyte");
-        LAKERUN_CHECK_AS(IoError, LocalFileSystem().Exists(images) || LocalFileSystem().Exists(plain),
+        LAKERUN_CHECK_AS(IoError, UriFileSystem().Exists(images) || UriFileSystem().Exists(plain),
                          "no Fashion-MNIST table at ", options.table, " and no IDX files to import it from in ",
                          options.idx_dir, " (", images, " is missing): apt-get install dataset-fashion-mnist, or "
                          "pass --idx-dir, or import the table with `lakerun table import fashion-mnist ",
                          options.table, "`");
-        LocalFileSystem().CreateDirs(options.table);
+        UriFileSystem().CreateDirs(options.table);
         const auto start = std::chrono::steady_clock::now();
         for (const std::string& split : missing) ImportSplit(options, split);
         result.imported = missing;

@@ -1,6 +1,8 @@
 // The Fashion-MNIST Delta tables the Trainer example reads, imported on first use.
 //
-//   EnsureFashionMnistTables({.table = "data/fashion-mnist"}, sync);   // every rank calls it
+//   TableSetupOptions options;
+//   options.table = "data/fashion-mnist";
+//   EnsureFashionMnistTables(options, sync);                           // every rank calls it
 //   // data/fashion-mnist/train (60,000 rows) and data/fashion-mnist/test (10,000 rows): image (784-byte binary),
 //   // label (long) — exactly what `lakerun table import fashion-mnist data/fashion-mnist` writes
 //

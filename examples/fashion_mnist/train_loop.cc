@@ -128,7 +128,10 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
   const at::Tensor test_labels = data.test_labels.narrow(0, 0, test_size);
 
   torch::manual_seed(options.seed);
-  Net net(NetOptions{.dropout = options.dropout, .channels_last = options.channels_last});
+  NetOptions net_options;
+  net_options.dropout = options.dropout;
+  net_options.channels_last = options.channels_last;
+  Net net(net_options);
   if (!options.init_weights.empty()) LoadParameters(net, options.init_weights);
 
   TrainResult result;
@@ -150,14 +153,18 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
   }
 
   // Broadcasts rank 0's parameters, so every replica starts from the same weights whatever each rank loaded.
-  dist::DistributedDataParallel ddp(ctx, net.ptr(), dist::DdpOptions{.shared_memory = options.shared_memory_gradients});
+  dist::DdpOptions ddp_options;
+  ddp_options.shared_memory = options.shared_memory_gradients;
+  dist::DistributedDataParallel ddp(ctx, net.ptr(), ddp_options);
   if (leader && world > 1) {
     std::printf("Gradients all-reduced through %s\n", ddp.GradientTransport().c_str());
     std::fflush(stdout);
   }
   if (leader && !options.save_initial_weights.empty()) SaveParametersForPython(net, options.save_initial_weights);
 
-  dist::DistributedSampler sampler(train_size, rank, world, dist::SamplerOptions{.seed = options.sampler_seed});
+  dist::SamplerOptions sampler_options;
+  sampler_options.seed = options.sampler_seed;
+  dist::DistributedSampler sampler(train_size, rank, world, sampler_options);
   const int64_t steps_per_epoch = (sampler.num_samples() + options.batch_size - 1) / options.batch_size;
   LAKERUN_CHECK_AS(ConfigError, steps_per_epoch > 0, "the training set is empty (--train-limit ", options.train_limit,
                    ")");
@@ -256,7 +263,7 @@ TrainResult Train(const ExampleOptions& options, dist::Context& ctx, const Fashi
     if (leader) PrintTestLine(result.test);
     if (leader && !options.checkpoint_dir.empty()) {
       const std::string path =
-          SaveCheckpoint(options.checkpoint_dir, {.epoch = epoch, .global_step = global_step}, *net, optimizer);
+          SaveCheckpoint(options.checkpoint_dir, CheckpointPosition{epoch, global_step}, *net, optimizer);
       std::printf("Saved checkpoint %s\n", path.c_str());
       std::fflush(stdout);
       observe.OnCheckpoint(epoch, path);

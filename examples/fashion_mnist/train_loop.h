@@ -1,7 +1,9 @@
 // The training loop of the fashion_mnist example: the same code on one process and on every rank of a job.
 //
 //   dist::Context& ctx = dist::Init();
-//   FashionMnist data = LoadFashionMnist({.data_dir = options.data_dir});
+//   FashionMnistOptions data_options;
+//   data_options.data_dir = options.data_dir;
+//   FashionMnist data = LoadFashionMnist(data_options);
 //   TrainResult result = Train(options, ctx, data, start_time);
 //
 // Each rank visits its DistributedSampler share of the training set (PyTorch's order for the same seeds); lakerun's

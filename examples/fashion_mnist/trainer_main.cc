@@ -13,6 +13,7 @@
 #include <torch/utils.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include <string>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/run_main.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/dist/init.h"
 #include "lakerun/track/torch_model.h"
@@ -32,7 +34,6 @@
 #include "table_data.h"
 #include "table_setup.h"
 #include "trainer_options.h"
-#include "program_main.h"
 
 namespace lakerun::examples {
 namespace {
@@ -73,7 +74,9 @@ int Run(int argc, char** argv) {
     return 0;
   }
   const int threads = SetThreads(options.threads);
-  dist::Context& ctx = dist::Init();
+  dist::InitOptions init;
+  init.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(options.collective_timeout_s * 1000)));
+  dist::Context& ctx = dist::Init(init);
   const bool chief = ctx.rank() == 0;
   std::unique_ptr<train::RankSync> sync;
   if (ctx.world_size() > 1) {
@@ -83,30 +86,41 @@ int Run(int argc, char** argv) {
   }
 
   // Data: the Delta tables (imported by rank 0 on first use), one Loader per split and rank.
-  const TableSetupResult setup = EnsureFashionMnistTables({.table = options.table, .idx_dir = options.idx_dir}, *sync);
+  TableSetupOptions table_setup;
+  table_setup.table = options.table;
+  table_setup.idx_dir = options.idx_dir;
+  const TableSetupResult setup = EnsureFashionMnistTables(table_setup, *sync);
   if (chief && !setup.imported.empty()) {
     std::printf("Imported Fashion-MNIST (%s) from %s into the Delta tables %s/{train,test} in %.2f s\n",
                 setup.imported.size() == 2 ? "train, test" : setup.imported[0].c_str(), options.idx_dir.c_str(),
                 options.table.c_str(), setup.seconds);
   }
-  const FashionMnistSources sources = OpenFashionMnistSources({.table = options.table, .rank = ctx.rank()});
-  FashionMnistLoaderSettings settings{.batch_size = options.batch_size, .rank = ctx.rank(),
-                                      .world_size = ctx.world_size(), .seed = options.seed, .shuffle = true,
-                                      .mean = options.mean, .std = options.std};
-  data::Loader train_loader(sources.train, FashionMnistLoaderOptions(settings));
+  FashionMnistSourceOptions source_options;
+  source_options.table = options.table;
+  source_options.rank = ctx.rank();
+  const FashionMnistSources sources = OpenFashionMnistSources(source_options);
+  // No rank or world size in the loader options: the Trainer gives each rank its share of the table.
+  FashionMnistLoaderSettings settings;
+  settings.batch_size = options.batch_size;
+  settings.seed = options.seed;
+  settings.shuffle = true;
+  settings.mean = options.mean;
+  settings.std = options.std;
+  train::LoaderBatchSource train_source = data::Loader(sources.train, FashionMnistLoaderOptions(settings));
   settings.batch_size = options.eval_batch_size;
   settings.shuffle = false;
   // Validation runs on the test table (README.md says why); the final test pass is a separate loader over it.
-  data::Loader val_loader(sources.test, FashionMnistLoaderOptions(settings));
-  data::Loader test_loader(sources.test, FashionMnistLoaderOptions(settings));
-  train::LoaderBatchSource train_source(train_loader), val_source(val_loader), test_source(test_loader);
+  train::LoaderBatchSource val_source = data::Loader(sources.test, FashionMnistLoaderOptions(settings));
+  train::LoaderBatchSource test_source = data::Loader(sources.test, FashionMnistLoaderOptions(settings));
+  // What the Trainer does before its first batch, done here so that the line below can tell the steps per rank.
+  train_source.ShardByRank(ctx.rank(), ctx.world_size());
   if (chief) {
     std::printf("fashion_mnist: %d rank(s) (launcher %s, backend %s), %d thread(s) per rank; table %s: train %llu "
                 "rows, test %llu (also the validation split); %llu steps per epoch of %lld samples per rank\n",
-                ctx.world_size(), dist::LauncherName(ctx.launcher()), ctx.backend().c_str(), threads,
+                ctx.world_size(), dist::LauncherName(ctx.launcher()), dist::ToString(ctx.backend()), threads,
                 options.table.c_str(), static_cast<unsigned long long>(sources.train->num_rows()),
                 static_cast<unsigned long long>(sources.test->num_rows()),
-                static_cast<unsigned long long>(train_loader.batches_per_epoch()),
+                static_cast<unsigned long long>(train_source.loader().batches_per_epoch()),
                 static_cast<long long>(options.batch_size));
     std::fflush(stdout);
   }
@@ -143,20 +157,31 @@ int Run(int argc, char** argv) {
 
   // The model: initial weights from the seed, identical on every rank.
   torch::manual_seed(options.seed);
-  FashionMnistModule module({.lr = options.lr, .momentum = options.momentum});
+  FashionMnistModuleOptions module_options;
+  module_options.lr = options.lr;
+  module_options.momentum = options.momentum;
+  FashionMnistModule module(module_options);
 
-  auto early_stopping = std::make_shared<train::EarlyStopping>(train::EarlyStoppingOptions{
-      .monitor = "val_loss", .min_delta = options.min_delta, .patience = options.patience,
-      .stopping_threshold = options.stopping_threshold});
-  auto checkpoint = std::make_shared<train::ModelCheckpoint>(train::ModelCheckpointOptions{
-      .dirpath = options.checkpoint_dir, .filename = "{epoch:02d}-{val_loss:.4f}", .monitor = "val_loss",
-      .save_last = true, .save_top_k = 1});
+  train::EarlyStoppingOptions stopping;
+  stopping.monitor = "val_loss";
+  stopping.min_delta = options.min_delta;
+  stopping.patience = options.patience;
+  stopping.stopping_threshold = options.stopping_threshold;
+  auto early_stopping = std::make_shared<train::EarlyStopping>(stopping);
+  train::ModelCheckpointOptions checkpointing;
+  checkpointing.dirpath = options.checkpoint_dir;
+  checkpointing.filename = "{epoch:02d}-{val_loss:.4f}";
+  checkpointing.monitor = "val_loss";
+  checkpointing.save_last = true;
+  checkpointing.save_top_k = 1;
+  auto checkpoint = std::make_shared<train::ModelCheckpoint>(checkpointing);
   train::TrainerOptions trainer_options;
   trainer_options.max_epochs = options.epochs;
   trainer_options.limit_train_batches = options.limit_train_batches;
   trainer_options.limit_val_batches = options.limit_val_batches;
   trainer_options.limit_test_batches = options.limit_test_batches;
   trainer_options.seed = options.seed;
+  trainer_options.collective_timeout = init.timeout;
   trainer_options.run = run.active() ? &run : nullptr;
   trainer_options.log_every_n_steps = options.log_every_n_steps;
   trainer_options.progress_every_n_steps = options.progress_every;
@@ -214,5 +239,5 @@ int Run(int argc, char** argv) {
 }  // namespace lakerun::examples
 
 int main(int argc, char** argv) {
-  return lakerun::examples::RunProgramMain("fashion_mnist", lakerun::examples::Run, argc, argv);
+  return lakerun::RunMain(argc, argv, lakerun::examples::Run);  // an error: a message and exit code 1
 }

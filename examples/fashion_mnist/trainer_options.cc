@@ -30,6 +30,7 @@ files on first use. Logs to MLflow (./mlruns) from rank 0.
   --resume                   continue from DIR/last.ckpt (ckpt_path="last"); fresh when there is none
   --strategy S               on several ranks: ddp, zero1 (optimizer state sharded) or zero2 (and gradients) (ddp)
   --threads N                intra-op threads per rank (OMP_NUM_THREADS, else 1)
+  --collective-timeout S     seconds a rank waits for its peers to join or to reach a collective (300)
   --limit-train-batches N    batches per training epoch (all)
   --limit-val-batches N      validation batches (all)
   --limit-test-batches N     test batches (all)
@@ -61,6 +62,7 @@ TrainerExampleOptions ParseTrainerExampleOptions(int argc, const char* const* ar
       {"--std", [&](auto& f, auto& v) { o.std = ParseDouble(f, v, 0, true); }},
       {"--checkpoint-dir", [&](auto&, auto& v) { o.checkpoint_dir = v; }},
       {"--threads", [&](auto& f, auto& v) { o.threads = static_cast<int>(ParseInt(f, v, 1)); }},
+      {"--collective-timeout", [&](auto& f, auto& v) { o.collective_timeout_s = ParseDouble(f, v, 0, true); }},
       {"--limit-train-batches", [&](auto& f, auto& v) { o.limit_train_batches = ParseInt(f, v, 1); }},
       {"--limit-val-batches", [&](auto& f, auto& v) { o.limit_val_batches = ParseInt(f, v, 0); }},
       {"--limit-test-batches", [&](auto& f, auto& v) { o.limit_test_batches = ParseInt(f, v, 1); }},

@@ -30,6 +30,7 @@ struct TrainerExampleOptions {
   bool resume = false;            ///< Fit(ckpt_path="last")
   train::Strategy strategy = train::Strategy::kDdp;  ///< at world size > 1
   int threads = 0;                ///< intra-op threads per rank; 0: OMP_NUM_THREADS, else 1
+  double collective_timeout_s = 300;  ///< joining the ranks and every collective (dist::InitOptions::timeout)
   int64_t limit_train_batches = -1;
   int64_t limit_val_batches = -1;
   int64_t limit_test_batches = -1;

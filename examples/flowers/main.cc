@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lakerun/base/error.h"
+#include "lakerun/base/run_main.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/data/table_source.h"
@@ -70,8 +71,8 @@ TableInfo PrepareTable(const FlowersOptions& o, dist::Context& ctx) {
   return *info;
 }
 
-std::unique_ptr<data::Loader> MakeLoader(const FlowersOptions& o, const TableInfo& table, const std::string& split,
-                                         int channels, dist::Context& ctx) {
+data::Loader MakeLoader(const FlowersOptions& o, const TableInfo& table, const std::string& split, int channels,
+                        dist::Context& ctx) {
   data::TableOptions t;
   t.columns = {"image", "label"};
   t.filter = data::Filter::Compare("split", format::FilterOp::kEq, parquet::Value::String(split));
@@ -99,7 +100,7 @@ std::unique_ptr<data::Loader> MakeLoader(const FlowersOptions& o, const TableInf
   l.shuffle.enabled = train;
   l.num_threads = static_cast<size_t>(o.loader_threads);
   l.images["image"] = image;
-  return std::make_unique<data::Loader>(data::OpenTable(table.path, t), l);
+  return data::Loader(data::OpenTable(table.path, t), l);
 }
 
 int Run(const FlowersOptions& o) {
@@ -116,15 +117,15 @@ int Run(const FlowersOptions& o) {
 
   const TableInfo table = PrepareTable(o, ctx);
   const int channels = o.channels > 0 ? o.channels : table.channels;
-  auto train_loader = MakeLoader(o, table, "train", channels, ctx);
-  auto val_loader = MakeLoader(o, table, "val", channels, ctx);
-  auto test_loader = MakeLoader(o, table, "test", channels, ctx);
-  train::LoaderBatchSource train_source(*train_loader), val_source(*val_loader), test_source(*test_loader);
+  train::LoaderBatchSource train_source = MakeLoader(o, table, "train", channels, ctx);
+  train::LoaderBatchSource val_source = MakeLoader(o, table, "val", channels, ctx);
+  train::LoaderBatchSource test_source = MakeLoader(o, table, "test", channels, ctx);
   if (rank0) {
     std::cout << "[flowers] " << table.path << " (" << table.source << "): " << table.classes.size()
               << " classes, " << table.train_rows << " train / " << table.val_rows << " val / " << table.test_rows
               << " test images; " << ctx.world_size() << " rank(s) x batch " << o.batch_size << ", "
-              << train_loader->batches_per_epoch() << " steps per epoch, " << threads << " torch thread(s) per rank"
+              << train_source.loader().batches_per_epoch() << " steps per epoch, " << threads
+              << " torch thread(s) per rank"
               << std::endl;
   }
 
@@ -236,22 +237,21 @@ int Run(const FlowersOptions& o) {
   return 0;
 }
 
+int Main(int argc, char** argv) {
+  const FlowersOptions options = ParseFlags(argc, argv);
+  if (options.help) {
+    std::cout << Usage();
+    return 0;
+  }
+  const int code = Run(options);
+  dist::Shutdown();
+  return code;
+}
+
 }  // namespace
 }  // namespace lakerun::examples::flowers
 
 int main(int argc, char** argv) {
-  using namespace lakerun::examples::flowers;
-  try {
-    const FlowersOptions options = ParseFlags(argc, argv);
-    if (options.help) {
-      std::cout << Usage();
-      return 0;
-    }
-    const int code = Run(options);
-    lakerun::dist::Shutdown();
-    return code;
-  } catch (const std::exception& e) {
-    std::cerr << "flowers: error: " << e.what() << std::endl;
-    return 1;
-  }
+  // An error escaping Main prints "flowers: error: ..." and exits 1 instead of aborting.
+  return lakerun::RunMain(argc, argv, lakerun::examples::flowers::Main);
 }

@@ -52,7 +52,9 @@ at::Tensor FlowersNet::Forward(const at::Tensor& images) {
 
 at::Tensor FlowersNet::TrainingStep(const train::Batch& batch, int64_t) {
   const at::Tensor loss = torch::nn::functional::cross_entropy(Forward(batch.at("image")), batch.at("label"));
-  Log("train_loss", loss.detach(), {.prog_bar = true});
+  train::LogOptions shown;
+  shown.prog_bar = true;
+  Log("train_loss", loss.detach(), shown);
   return loss;
 }
 
@@ -61,8 +63,11 @@ void FlowersNet::Evaluate(const train::Batch& batch, const std::string& prefix) 
   const at::Tensor& labels = batch.at("label");
   const at::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
   const at::Tensor acc = logits.argmax(1).eq(labels).to(at::kFloat).mean();
-  Log(prefix + "_loss", loss, {.prog_bar = true, .sync_dist = true});
-  Log(prefix + "_acc", acc, {.prog_bar = true, .sync_dist = true});
+  train::LogOptions synced;  // Lightning's prog_bar=True, sync_dist=True: the mean over every rank's shard
+  synced.prog_bar = true;
+  synced.sync_dist = true;
+  Log(prefix + "_loss", loss, synced);
+  Log(prefix + "_acc", acc, synced);
 }
 
 void FlowersNet::ValidationStep(const train::Batch& batch, int64_t) { Evaluate(batch, "val"); }

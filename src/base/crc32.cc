@@ -10,7 +10,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -38,6 +41,21 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i Load(const uint8_t* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
 }
 
+// Where Crc32Copy stores the bytes loaded from p: `to_dst` bytes further (the destination's address minus the
+// source's, as integers: the two are separate objects).
+inline void* CopyTarget(const uint8_t* p, intptr_t to_dst) {
+  return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(to_dst));
+}
+
+// The 16 bytes at p, also stored at CopyTarget(p, to_dst) when kCopy (Crc32Copy: the bytes are read from memory
+// once, for both the copy and the CRC).
+template <bool kCopy>
+__attribute__((target("pclmul,sse4.1"))) inline __m128i Load(const uint8_t* p, intptr_t to_dst) {
+  const __m128i x = Load(p);
+  if (kCopy) _mm_storeu_si128(static_cast<__m128i*>(CopyTarget(p, to_dst)), x);
+  return x;
+}
+
 // acc * x^k mod P (in 128 bits) plus `next`: the step that moves a 128-bit lane forward over the bytes after it.
 __attribute__((target("pclmul,sse4.1"))) inline __m128i Fold(__m128i acc, __m128i k, __m128i next) {
   const __m128i low = _mm_clmulepi64_si128(acc, k, 0x00);
@@ -58,18 +76,26 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i Join(const __m128i (&lan
 }
 
 // The bytes after the first 64 (whose lanes `lane` holds, the state already XORed in) folded 64 at a time; the rest
-// (size < 64, a multiple of 16) is left to the caller. Returns the single lane.
-__attribute__((target("pclmul,sse4.1"))) __m128i Fold4(__m128i (&lane)[4], const uint8_t*& p, size_t& size) {
+// (size < 64, a multiple of 16) is left to the caller. Returns the single lane. `to_dst`: see Load<kCopy>.
+template <bool kCopy>
+__attribute__((target("pclmul,sse4.1"))) __m128i Fold4(__m128i (&lane)[4], const uint8_t*& p, size_t& size,
+                                                       intptr_t to_dst) {
   const __m128i k4 = Constant(kFold4);
   for (; size >= 64; p += 64, size -= 64) {
-    for (int i = 0; i < 4; ++i) lane[i] = Fold(lane[i], k4, Load(p + 16 * i));
+    for (int i = 0; i < 4; ++i) lane[i] = Fold(lane[i], k4, Load<kCopy>(p + 16 * i, to_dst));
   }
   return Join(lane);
 }
 
 #define LAKERUN_CRC32_WIDE __attribute__((target("pclmul,sse4.1,avx512f,avx512vl,vpclmulqdq")))
 
-LAKERUN_CRC32_WIDE inline __m512i Load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
+// Load<kCopy> for 64 bytes.
+template <bool kCopy>
+LAKERUN_CRC32_WIDE inline __m512i Load512(const uint8_t* p, intptr_t to_dst) {
+  const __m512i x = _mm512_loadu_si512(p);
+  if (kCopy) _mm512_storeu_si512(CopyTarget(p, to_dst), x);
+  return x;
+}
 
 // A pair of constants in each of the four 128-bit lanes.
 LAKERUN_CRC32_WIDE inline __m512i Constant512(const uint64_t (&k)[2]) {
@@ -85,39 +111,43 @@ LAKERUN_CRC32_WIDE inline __m512i Fold512(__m512i acc, __m512i k, __m512i next) 
 
 // The same with 512-bit registers: sixteen lanes (256 bytes) per step, then reduced to four lanes and on by Fold4.
 // Only called where the CPU has AVX-512 and VPCLMULQDQ.
-LAKERUN_CRC32_WIDE __m128i Fold16(const uint8_t*& p, size_t& size, uint32_t state) {
-  __m512i reg[4] = {Load512(p), Load512(p + 64), Load512(p + 128), Load512(p + 192)};
+template <bool kCopy>
+LAKERUN_CRC32_WIDE __m128i Fold16(const uint8_t*& p, size_t& size, uint32_t state, intptr_t to_dst) {
+  __m512i reg[4] = {Load512<kCopy>(p, to_dst), Load512<kCopy>(p + 64, to_dst), Load512<kCopy>(p + 128, to_dst),
+                    Load512<kCopy>(p + 192, to_dst)};
   reg[0] = _mm512_xor_si512(reg[0], _mm512_castsi128_si512(_mm_cvtsi32_si128(static_cast<int>(state))));
   p += 256;
   size -= 256;
   const __m512i k16 = Constant512(kFold16);
   for (; size >= 256; p += 256, size -= 256) {
-    for (int i = 0; i < 4; ++i) reg[i] = Fold512(reg[i], k16, Load512(p + 64 * i));
+    for (int i = 0; i < 4; ++i) reg[i] = Fold512(reg[i], k16, Load512<kCopy>(p + 64 * i, to_dst));
   }
   const __m512i k4 = Constant512(kFold4);
   __m512i x = reg[0];
   for (int i = 1; i < 4; ++i) x = Fold512(x, k4, reg[i]);
   alignas(64) __m128i lane[4];
   _mm512_store_si512(lane, x);
-  return Fold4(lane, p, size);
+  return Fold4<kCopy>(lane, p, size, to_dst);
 }
 
 // The raw (not inverted) CRC register after `size` bytes, size >= 64 and a multiple of 16, starting from `state`;
-// `wide`: the CPU has AVX-512 and VPCLMULQDQ.
-__attribute__((target("pclmul,sse4.1"))) uint32_t FoldBlocks(const uint8_t* p, size_t size, uint32_t state,
-                                                             bool wide) {
+// `wide`: the CPU has AVX-512 and VPCLMULQDQ. kCopy: the bytes are also copied to p + to_dst.
+template <bool kCopy>
+__attribute__((target("pclmul,sse4.1"))) uint32_t FoldBlocks(const uint8_t* p, size_t size, uint32_t state, bool wide,
+                                                             intptr_t to_dst) {
   __m128i x;
   if (wide && size >= 1024) {
-    x = Fold16(p, size, state);
+    x = Fold16<kCopy>(p, size, state, to_dst);
   } else {
-    __m128i lane[4] = {Load(p), Load(p + 16), Load(p + 32), Load(p + 48)};
+    __m128i lane[4] = {Load<kCopy>(p, to_dst), Load<kCopy>(p + 16, to_dst), Load<kCopy>(p + 32, to_dst),
+                       Load<kCopy>(p + 48, to_dst)};
     lane[0] = _mm_xor_si128(lane[0], _mm_cvtsi32_si128(static_cast<int>(state)));
     p += 64;
     size -= 64;
-    x = Fold4(lane, p, size);
+    x = Fold4<kCopy>(lane, p, size, to_dst);
   }
   const __m128i k1 = Constant(kFold1);
-  for (; size >= 16; p += 16, size -= 16) x = Fold(x, k1, Load(p));
+  for (; size >= 16; p += 16, size -= 16) x = Fold(x, k1, Load<kCopy>(p, to_dst));
   // 128 -> 64 bits.
   const __m128i low32 = _mm_setr_epi32(~0, 0, ~0, 0);
   x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k1, 0x10));
@@ -173,7 +203,7 @@ uint32_t Crc32With(Crc32Kernel kernel, const void* data, size_t size, uint32_t c
 #ifdef LAKERUN_CRC32_CLMUL
   if (size >= 64 && kernel != Crc32Kernel::kZlib) {
     const size_t folded = size & ~size_t{15};
-    crc = ~FoldBlocks(p, folded, ~crc, kernel == Crc32Kernel::kClmul512);
+    crc = ~FoldBlocks<false>(p, folded, ~crc, kernel == Crc32Kernel::kClmul512, 0);
     p += folded;
     size -= folded;
   }
@@ -181,6 +211,33 @@ uint32_t Crc32With(Crc32Kernel kernel, const void* data, size_t size, uint32_t c
   return size == 0 ? crc : ZlibCrc32(p, size, crc);
 }
 
+uint32_t Crc32CopyWith(Crc32Kernel kernel, void* dst, const void* src, size_t size, uint32_t crc) {
+  auto* d = static_cast<uint8_t*>(dst);
+  const auto* p = static_cast<const uint8_t*>(src);
+#ifdef LAKERUN_CRC32_CLMUL
+  if (size >= 64 && kernel != Crc32Kernel::kZlib) {
+    const size_t folded = size & ~size_t{15};
+    crc = ~FoldBlocks<true>(p, folded, ~crc, kernel == Crc32Kernel::kClmul512,
+                            static_cast<intptr_t>(reinterpret_cast<uintptr_t>(d) - reinterpret_cast<uintptr_t>(p)));
+    p += folded;
+    d += folded;
+    size -= folded;
+  }
+#endif
+  // zlib, and the tail: copy then hash blocks small enough to be hashed from the first level of cache.
+  constexpr size_t kBlock = 16 << 10;
+  for (size_t n = 0; size > 0; p += n, d += n, size -= n) {
+    n = std::min(size, kBlock);
+    std::memcpy(d, p, n);
+    crc = ZlibCrc32(d, n, crc);
+  }
+  return crc;
+}
+
 uint32_t Crc32(const void* data, size_t size, uint32_t crc) { return Crc32With(Chosen(), data, size, crc); }
+
+uint32_t Crc32Copy(void* dst, const void* src, size_t size, uint32_t crc) {
+  return Crc32CopyWith(Chosen(), dst, src, size, crc);
+}
 
 }  // namespace lakerun

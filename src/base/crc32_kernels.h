@@ -14,5 +14,7 @@ enum class Crc32Kernel { kZlib, kClmul128, kClmul512 };
 bool Crc32KernelAvailable(Crc32Kernel kernel);
 /// Crc32 computed by `kernel`, which must be available.
 uint32_t Crc32With(Crc32Kernel kernel, const void* data, size_t size, uint32_t crc);
+/// Crc32Copy computed by `kernel`, which must be available.
+uint32_t Crc32CopyWith(Crc32Kernel kernel, void* dst, const void* src, size_t size, uint32_t crc);
 
 }  // namespace lakerun

@@ -102,6 +102,8 @@ void SyncDirectoryOf(const std::string& path) {
 
 class PosixFileSystem final : public FileSystem {
  public:
+  std::optional<std::string> LocalPath(const std::string& path) override { return path; }
+
   std::unique_ptr<RandomAccessFile> OpenForRead(const std::string& path) override {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) ThrowErrno("cannot open", path);

@@ -1,11 +1,13 @@
 // `lakerun`: dispatches to the registered sub-commands (src/cli/*_command.cc).
 #include <cstdio>
 #include <cstring>
-#include <exception>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
-#include "lakerun/base/error.h"
+#include "lakerun/base/choices.h"
+#include "lakerun/base/run_main.h"
 #include "lakerun/version.h"
 
 namespace lakerun::cli {
@@ -51,11 +53,7 @@ const Command* Find(int argc, char** argv, int* words) {
   return best;
 }
 
-}  // namespace
-}  // namespace lakerun::cli
-
-int main(int argc, char** argv) {
-  using namespace lakerun::cli;
+int Main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     PrintUsage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -77,7 +75,11 @@ int main(int argc, char** argv) {
       }
     }
     if (!any) {
-      std::fprintf(stderr, "lakerun: unknown command '%s'\n\n", argv[1]);
+      std::vector<std::string> names;
+      for (const auto& c : Commands()) names.push_back(c.name.substr(0, c.name.find(' ')));
+      const std::optional<std::string> nearest = lakerun::NearestName(argv[1], names);
+      std::fprintf(stderr, "lakerun: unknown command '%s'%s\n\n", argv[1],
+                   nearest ? (" (did you mean '" + *nearest + "'?)").c_str() : "");
       PrintUsage(stderr);
     }
     return 2;
@@ -88,13 +90,11 @@ int main(int argc, char** argv) {
   args.push_back(program.data());
   for (int i = 1 + words; i < argc; ++i) args.push_back(argv[i]);
   args.push_back(nullptr);
-  try {
-    return command->run(static_cast<int>(args.size() - 1), args.data());
-  } catch (const lakerun::Error& e) {
-    std::fprintf(stderr, "lakerun: error: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lakerun: unexpected error: %s\n", e.what());
-    return 1;
-  }
+  return command->run(static_cast<int>(args.size() - 1), args.data());
 }
+
+}  // namespace
+}  // namespace lakerun::cli
+
+// An error escaping a command prints "lakerun: error: ..." and exits 1.
+int main(int argc, char** argv) { return lakerun::RunMain(argc, argv, lakerun::cli::Main); }

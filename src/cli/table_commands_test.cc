@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -613,6 +614,93 @@ TEST_F(TableHeadTest, InspectFilterOnADeltaTable) {
   Result unknown = RunLakerunArgs({"table", "inspect", "--filter", "nope = 1", path});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.output, HasSubstr("unknown column 'nope'"));
+}
+
+// --- Memory limits ---
+
+// Runs `lakerun args...` with its address space limited to `limit_kib` KiB (RLIMIT_AS, set by `ulimit -v` in a shell
+// that then execs lakerun). exit_code 125: the shell could not set the limit.
+Result RunLakerunLimited(uint64_t limit_kib, const std::vector<std::string>& args) {
+  if (std::getenv("LAKERUN_BINARY_DIR") == nullptr) setenv("LAKERUN_BINARY_DIR", LAKERUN_CLI_TEST_BINARY_DIR, 0);
+  const std::string script = "ulimit -v " + std::to_string(limit_kib) + " || exit 125; exec \"$@\"";
+  std::vector<std::string> argv = {"/bin/sh", "-c", script, "sh", lakerun::testing::BuiltProgram("lakerun")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  lakerun::testing::TempDir dir;
+  return lakerun::testing::RunProgram(argv, dir.Join("lakerun.log"), std::chrono::seconds(60));
+}
+
+// The smallest address-space limit (to 32 MiB) under which `lakerun args...` succeeds: lakerun's own baseline
+// (program, libraries, thread stacks and arenas). 0: none up to 32 GiB (a sanitizer build reserves far more), or the
+// limit cannot be set.
+uint64_t BaselineKib(const std::vector<std::string>& args) {
+  uint64_t lo = 0, hi = 256 << 10;  // KiB: lo fails, hi is being tried
+  while (true) {
+    const Result r = RunLakerunLimited(hi, args);
+    if (r.exit_code == 125) return 0;
+    if (r.exit_code == 0) break;
+    lo = hi;
+    hi *= 2;
+    if (hi > (uint64_t{32} << 20)) return 0;
+  }
+  while (hi - lo > (32 << 10)) {
+    const uint64_t mid = (lo + hi) / 2;
+    (RunLakerunLimited(mid, args).exit_code == 0 ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+// A column chunk larger than the memory left to the process: `table head` fails with a ResourceError naming the
+// file, row group, column and the bytes asked for, not a bare std::bad_alloc. The chunk is one 600 MiB page (so
+// even the first rows need all of it) of 4 KiB values; lakerun runs with 400-432 MiB of address space beyond what
+// it needs for a small file of the same schema.
+TEST_F(TableHeadTest, AColumnChunkLargerThanTheMemoryLimitIsAResourceErrorNamingIt) {
+  const parquet::Schema schema =
+      parquet::Schema::FromFields({parquet::Leaf("id", parquet::PhysicalType::kInt64),
+                                   parquet::Leaf("blob", parquet::PhysicalType::kFixedLenByteArray,
+                                                 parquet::Repetition::kRequired, {}, 4096)});
+  parquet::WriterOptions o;
+  o.codec = parquet::Codec::kUncompressed;
+  o.dictionary = o.statistics = o.page_index = false;
+  o.page_bytes = int64_t{1} << 30;  // one page per chunk
+  auto write = [&](const std::string& path, size_t rows) {
+    std::vector<int64_t> ids(rows);
+    for (size_t i = 0; i < rows; ++i) ids[i] = static_cast<int64_t>(i);
+    std::vector<parquet::ColumnData> columns;
+    columns.push_back(parquet::ColumnData::Int64s(ids));
+    {
+      std::string blobs(rows * 4096, 'b');
+      columns.push_back(parquet::ColumnData::FromRaw(parquet::PhysicalType::kFixedLenByteArray, 4096, blobs.data(),
+                                                     rows));
+    }
+    parquet::ParquetWriter writer(LocalFileSystem(), path, schema, o);
+    writer.WriteRowGroup(columns);
+    writer.Close();
+  };
+  const std::string small = dir_.Join("small.parquet"), big = dir_.Join("big.parquet");
+  write(small, 16);
+  const uint64_t baseline = BaselineKib({"table", "head", "-n", "5", small});
+  if (baseline == 0) GTEST_SKIP() << "no address-space limit (RLIMIT_AS) up to 32 GiB lets lakerun run here";
+  const size_t rows = 153600;  // 600 MiB of blobs
+  write(big, rows);
+  const uint64_t limit = baseline + (400 << 10);
+  RecordProperty("baseline_kib", std::to_string(baseline));
+  const Result fails = RunLakerunLimited(limit, {"table", "head", "-n", "5", big});
+  EXPECT_EQ(fails.exit_code, 1) << fails.output;
+  const int64_t chunk = parquet::ParquetFile::Open(LocalFileSystem(), big)->metadata().row_groups[0].columns[1]
+                            .total_compressed_size;  // the page's values and its header
+  ASSERT_GT(chunk, static_cast<int64_t>(rows * 4096));
+  EXPECT_THAT(fails.output, HasSubstr(big + ": row group 0, column 'blob': cannot allocate " + std::to_string(chunk) +
+                                      " bytes for the column chunk"));
+  EXPECT_THAT(fails.output, HasSubstr("memory limit"));
+  EXPECT_THAT(fails.output, Not(HasSubstr("std::bad_alloc")));
+  // Under the same limit, the small column alone is read: only its page of the first rows.
+  const Result ids = RunLakerunLimited(limit, {"table", "head", "-n", "2", "--columns", "id", "--format", "csv", big});
+  EXPECT_EQ(ids.exit_code, 0) << ids.output;
+  EXPECT_THAT(ids.output, HasSubstr("id\n0\n1\n"));
+  // inspect reads metadata and page headers only.
+  const Result inspect = RunLakerunLimited(limit, {"table", "inspect", big});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+  ::unlink(big.c_str());
 }
 
 }  // namespace

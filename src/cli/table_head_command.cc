@@ -16,6 +16,7 @@
 #include "lakerun/format/delta/scan.h"
 #include "lakerun/format/delta/table.h"
 #include "lakerun/format/parquet/parquet.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::cli {
 namespace {
@@ -58,7 +59,7 @@ HeadTable HeadOfParquetFiles(const std::vector<std::string>& paths, const std::v
   std::vector<std::unique_ptr<parquet::ParquetFile>> files;
   int64_t total = 0;
   for (const auto& path : paths) {
-    files.push_back(parquet::ParquetFile::Open(LocalFileSystem(), path));
+    files.push_back(parquet::ParquetFile::Open(UriFileSystem(), path));
     total += files.back()->num_rows();
   }
   table.total_rows = total;

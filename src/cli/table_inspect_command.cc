@@ -16,6 +16,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/parquet.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::cli {
 namespace {
@@ -220,7 +221,7 @@ void PrintParquetText(const ParquetFile& f, const PageCount& total) {
 }
 
 int InspectParquet(const std::string& path, bool json) {
-  auto f = ParquetFile::Open(LocalFileSystem(), path);
+  auto f = ParquetFile::Open(UriFileSystem(), path);
   PageCount total;
   const auto pages = CountPages(*f, &total);
   if (json) {

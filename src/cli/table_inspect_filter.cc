@@ -6,6 +6,7 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/delta/scan.h"
 #include "lakerun/format/parquet/file_reader.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::cli {
 namespace {
@@ -27,7 +28,7 @@ FilterColumnResolver NamingFile(FilterColumnResolver resolve, const std::string&
 }
 
 void ParquetFileReport(const std::string& path, const Filter& filter, SkipReport* report) {
-  auto file = parquet::ParquetFile::Open(LocalFileSystem(), path);
+  auto file = parquet::ParquetFile::Open(UriFileSystem(), path);
   report->files.Add(static_cast<int64_t>(file->file_size()), false);
   report->AddParquetFile(*file, filter, NamingFile(parquet::FileLeafColumns(file->schema()), path));
 }
@@ -44,11 +45,11 @@ void ParquetFolderReport(const std::string& root, const Filter& filter, SkipRepo
       if (it == values.end()) return std::nullopt;
       return ColumnStatistics::Constant(it->second);
     };
-    const int64_t size = static_cast<int64_t>(LocalFileSystem().Stat(paths[i])->size);
+    const int64_t size = static_cast<int64_t>(UriFileSystem().Stat(paths[i])->size);
     const bool skip = !format::MayMatch(filter, partitions);
     report->files.Add(size, skip);
     if (skip) continue;
-    auto file = parquet::ParquetFile::Open(LocalFileSystem(), paths[i]);
+    auto file = parquet::ParquetFile::Open(UriFileSystem(), paths[i]);
     const FilterColumnResolver leaves = parquet::FileLeafColumns(file->schema());
     const parquet::Schema& schema = file->schema();
     report->AddParquetFile(*file, filter, NamingFile([&](const std::string& column) -> FilterColumnSource {
@@ -109,7 +110,7 @@ void DeltaTableReport(const std::string& path, const TimeTravel& travel, const F
     report->files.Add(add.size, skip);
     if (skip) continue;
     const std::string file_path = snapshot.DataFilePath(add);
-    auto file = parquet::ParquetFile::Open(LocalFileSystem(), file_path);
+    auto file = parquet::ParquetFile::Open(UriFileSystem(), file_path);
     report->AddParquetFile(*file, bound, DeltaColumns(snapshot, add, file->schema()));
   }
 }

@@ -6,6 +6,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/delta/values.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::cli {
 namespace {
@@ -95,7 +96,7 @@ std::optional<int64_t> ParseIso(const std::string& text) {
 }  // namespace
 
 TableKind DetectTableKind(const std::string& path) {
-  auto info = LocalFileSystem().Stat(path);
+  auto info = UriFileSystem().Stat(path);
   LAKERUN_CHECK_AS(IoError, info.has_value(), path, ": no such file or directory");
   if (!info->is_directory) return TableKind::kParquetFile;
   return delta::IsDeltaTable(path) ? TableKind::kDeltaTable : TableKind::kParquetFolder;
@@ -103,7 +104,7 @@ TableKind DetectTableKind(const std::string& path) {
 
 std::vector<std::string> ListParquetFiles(const std::string& folder) {
   std::vector<std::string> files;
-  CollectFiles(LocalFileSystem(), folder, &files);
+  CollectFiles(UriFileSystem(), folder, &files);
   const bool any_parquet =
       std::any_of(files.begin(), files.end(), [](const std::string& f) { return EndsWith(f, ".parquet"); });
   if (any_parquet) {

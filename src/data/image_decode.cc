@@ -195,9 +195,17 @@ void TransformImage(const DecodedImage& image, const ImageOptions& o, uint64_t r
   }
   const bool flip = o.flip_probability > 0 &&
                     static_cast<double>(Mix64(random ^ kFlipStream) >> 11) * 0x1.0p-53 < o.flip_probability;
-  const ResampleWindow window{.src_h = image.height, .src_w = image.width, .channels = image.channels,
-                              .resized_h = rh, .resized_w = rw, .top = top, .left = left, .flip = flip,
-                              .out_h = out_h, .out_w = out_w};
+  ResampleWindow window;
+  window.src_h = image.height;
+  window.src_w = image.width;
+  window.channels = image.channels;
+  window.resized_h = rh;
+  window.resized_w = rw;
+  window.top = top;
+  window.left = left;
+  window.flip = flip;
+  window.out_h = out_h;
+  window.out_w = out_w;
   if (!o.to_float) return ResampleToPlanes(image.pixels.data(), window, nullptr, nullptr, out);
   float scale[3], shift[3];
   for (int c = 0; c < image.channels; ++c) {

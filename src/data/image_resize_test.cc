@@ -50,8 +50,7 @@ double Reference(const std::vector<uint8_t>& src, const ResampleWindow& w, int c
 
 ResampleWindow Window(int src_h, int src_w, int channels, int resized_h, int resized_w, int top, int left, bool flip,
                       int out_h, int out_w) {
-  return ResampleWindow{.src_h = src_h, .src_w = src_w, .channels = channels, .resized_h = resized_h,
-                        .resized_w = resized_w, .top = top, .left = left, .flip = flip, .out_h = out_h, .out_w = out_w};
+  return ResampleWindow{src_h, src_w, channels, resized_h, resized_w, top, left, flip, out_h, out_w};
 }
 
 std::vector<uint8_t> Resample(const std::vector<uint8_t>& src, const ResampleWindow& w) {

@@ -22,7 +22,13 @@ namespace {
 
 // "rank r of W: ", the prefix of the loader's messages.
 std::string RankPrefixOf(const LoaderOptions& options) {
-  return StrCat("rank ", options.rank, " of ", options.world_size, ": ");
+  return StrCat("rank ", options.rank.value_or(0), " of ", options.world_size.value_or(1), ": ");
+}
+
+void CheckRank(int64_t rank, int64_t world_size) {
+  LAKERUN_CHECK_AS(ConfigError, world_size > 0, "LoaderOptions::world_size must be positive, got ", world_size);
+  LAKERUN_CHECK_AS(ConfigError, rank >= 0 && rank < world_size, "LoaderOptions::rank ", rank,
+                   " is out of range for world_size ", world_size);
 }
 
 // Regions of the table one shuffle window reads at once: its blocks, plus one that straddles a unit boundary.
@@ -156,24 +162,38 @@ struct Loader::Shared {
 
 class Loader::Prefetcher {
  public:
-  explicit Prefetcher(size_t threads) : pool(threads, "lakerun-data") {}
+  Prefetcher(std::shared_ptr<Shared> shared, size_t threads)
+      : shared(std::move(shared)), pool(threads, "lakerun-data") {}
+  // Queued tasks of this prefetcher return at once; the pool then joins (also when a Loader is assigned over).
+  ~Prefetcher() { shared->generation.fetch_add(1); }
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
   struct Pending {
     uint64_t index;
     std::shared_ptr<PendingBatch> batch;
   };
+  std::shared_ptr<Shared> shared;
   std::deque<Pending> pending;  // at most Loader::window_ entries
   ThreadPool pool;              // declared last: joined before `pending` goes away
 };
 
 Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) : options_(std::move(options)) {
   LAKERUN_CHECK(source != nullptr, "Loader needs a source");
-  LAKERUN_CHECK(options_.world_size > 0, "world_size must be positive, got ", options_.world_size);
-  LAKERUN_CHECK(options_.rank >= 0 && options_.rank < options_.world_size, "rank ", options_.rank,
-                " is out of range for world_size ", options_.world_size);
-  LAKERUN_CHECK(options_.batch_size > 0, RankPrefix(), "batch_size must be positive, got ", options_.batch_size);
-  LAKERUN_CHECK(options_.prefetch_batches > 0, RankPrefix(), "prefetch_batches must be at least 1");
+  LAKERUN_CHECK_AS(ConfigError, options_.rank.has_value() == options_.world_size.has_value(),
+                   "LoaderOptions: set both rank and world_size, or neither (for a Trainer to set them); got ",
+                   options_.rank ? "rank" : "world_size", " alone");
+  rank_given_ = options_.rank.has_value();
+  if (!rank_given_) {
+    options_.rank = 0;
+    options_.world_size = 1;
+  }
+  CheckRank(rank(), world_size());
+  LAKERUN_CHECK_AS(ConfigError, options_.batch_size > 0, RankPrefix(),
+                   "LoaderOptions::batch_size must be positive, got ", options_.batch_size);
+  LAKERUN_CHECK_AS(ConfigError, options_.prefetch_batches > 0, RankPrefix(),
+                   "LoaderOptions::prefetch_batches must be at least 1");
   window_ = options_.prefetch_batches;
-  LAKERUN_CHECK(options_.timeout.count() > 0, RankPrefix(), "timeout must be positive");
+  LAKERUN_CHECK_AS(ConfigError, options_.timeout.count() > 0, RankPrefix(), "LoaderOptions::timeout must be positive");
   if (options_.device.is_cuda()) {
     LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), RankPrefix(), "device ", options_.device.str(),
                      " requested but this libtorch has no CUDA device");
@@ -281,12 +301,27 @@ Loader::Loader(std::shared_ptr<const RowSource> source, LoaderOptions options) :
   // A shuffle window's samples, plus a unit per thread beyond: enough to keep every thread decoding.
   lookahead_samples_ = (options_.shuffle.enabled ? options_.shuffle.block_size * options_.shuffle.window_blocks : 0) +
                        options_.num_threads * largest_rows;
-  prefetcher_ = std::make_unique<Prefetcher>(options_.num_threads);
-  StartPlan(0, ResumePoint{static_cast<uint64_t>(options_.world_size), 0}, 0);
+  prefetcher_ = std::make_unique<Prefetcher>(shared_, options_.num_threads);
+  StartPlan(0, ResumePoint{static_cast<uint64_t>(world_size()), 0}, 0);
 }
 
-Loader::~Loader() {
-  if (shared_) shared_->generation.fetch_add(1);  // queued tasks return at once; the pool then joins
+Loader::~Loader() = default;  // the Prefetcher stops its tasks and joins its pool first (declared last)
+Loader::Loader(Loader&&) noexcept = default;
+Loader& Loader::operator=(Loader&&) noexcept = default;
+
+bool Loader::AdoptRank(int64_t rank, int64_t world_size) {
+  if (rank_given_) return false;
+  CheckRank(rank, world_size);
+  if (rank == this->rank() && world_size == this->world_size()) return true;
+  // The decoding tasks read the shared options: stop them (and join the pool) before changing them.
+  prefetcher_.reset();
+  options_.rank = rank;
+  options_.world_size = world_size;
+  shared_->options.rank = rank;
+  shared_->options.world_size = world_size;
+  prefetcher_ = std::make_unique<Prefetcher>(shared_, options_.num_threads);
+  StartPlan(state_.epoch, ResumePoint{static_cast<uint64_t>(world_size), 0}, 0);
+  return true;
 }
 
 std::string Loader::RankPrefix() const { return RankPrefixOf(options_); }
@@ -296,11 +331,11 @@ void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
   prefetcher_->pending.clear();
   unit_prefetched_.clear();
   failure_ = nullptr;
-  const auto world = static_cast<uint64_t>(options_.world_size);
-  plan_ = std::make_unique<EpochPlan>(num_rows_, world, static_cast<uint64_t>(options_.rank), options_.remainder,
+  const auto world = static_cast<uint64_t>(world_size());
+  plan_ = std::make_unique<EpochPlan>(num_rows_, world, static_cast<uint64_t>(rank()), options_.remainder,
                                       options_.seed, epoch, options_.shuffle, from);
   LAKERUN_CHECK(skip <= plan_->size(), RankPrefix(), "resume skips ", skip, " samples of a plan of ", plan_->size());
-  state_ = LoaderState{epoch, options_.seed, num_rows_, world, static_cast<uint64_t>(options_.rank), skip,
+  state_ = LoaderState{epoch, options_.seed, num_rows_, world, static_cast<uint64_t>(rank()), skip,
                        plan_->from().world_size, plan_->from().samples_yielded};
   const auto batch = static_cast<uint64_t>(options_.batch_size);
   next_submit_ = skip;
@@ -312,7 +347,7 @@ void Loader::StartPlan(uint64_t epoch, ResumePoint from, uint64_t skip) {
 }
 
 void Loader::SetEpoch(uint64_t epoch) {
-  StartPlan(epoch, ResumePoint{static_cast<uint64_t>(options_.world_size), 0}, 0);
+  StartPlan(epoch, ResumePoint{static_cast<uint64_t>(world_size()), 0}, 0);
 }
 
 uint64_t Loader::samples_per_epoch() const { return sample_end_; }
@@ -334,23 +369,31 @@ void Loader::TopUp() {
     const uint64_t index = next_batch_++;
     next_submit_ = end;
     const uint64_t generation = shared_->generation.load();
-    // A decode of `unit` into the cache as its own task, so several threads decode different row groups in parallel
-    // instead of one batch task decoding them in turn while the others wait for it.
-    const auto decode = [&](size_t unit) {
-      prefetcher_->pool.Post([shared = shared_, unit, generation] {
-        if (shared->generation.load() != generation) return;
-        try {
-          shared->cache.Get(unit);
-        } catch (...) {
-          // The batch that needs this unit reads it again and reports the error with its context.
-        }
-      });
+    // A decode of each unit into the cache as its own task, so several threads decode different row groups in
+    // parallel instead of one batch task decoding them in turn while the others wait for it. The source hears of
+    // them all at once first, so that remote bytes start arriving (several row groups of a file in one request)
+    // while earlier units decode.
+    std::vector<size_t> to_decode;
+    const auto decode_all = [&] {
+      if (to_decode.empty()) return;
+      shared_->source->Prefetch(to_decode);
+      for (size_t unit : to_decode) {
+        prefetcher_->pool.Post([shared = shared_, unit, generation] {
+          if (shared->generation.load() != generation) return;
+          try {
+            shared->cache.Get(unit);
+          } catch (...) {
+            // The batch that needs this unit reads it again and reports the error with its context.
+          }
+        });
+      }
     };
     if (lookahead_ != nullptr) {
       // Every unit first needed within the lookahead, in order of need, queued ahead of the batches needing it.
       for (size_t unit : lookahead_->Advance(end + lookahead_samples_)) {
-        if (!shared_->cache.Contains(unit)) decode(unit);
+        if (!shared_->cache.Contains(unit)) to_decode.push_back(unit);
       }
+      decode_all();
     } else if (prefetcher_->pool.size() > 1) {
       // Only the units of this batch, at most once per prefetch window.
       std::vector<size_t> units;
@@ -362,8 +405,9 @@ void Loader::TopUp() {
         const bool recent = it != unit_prefetched_.end() && it->second + options_.prefetch_batches >= index;
         if (recent || shared_->cache.Contains(unit)) continue;
         unit_prefetched_[unit] = index;
-        decode(unit);
+        to_decode.push_back(unit);
       }
+      decode_all();
     }
     const uint64_t epoch = state_.epoch;
     auto slot = std::make_shared<PendingBatch>();
@@ -445,7 +489,7 @@ void Loader::load_state_dict(const LoaderState& saved) {
                 " rows, this source has ", num_rows_);
   LAKERUN_CHECK(saved.seed == options_.seed, RankPrefix(), "loader state has seed ", saved.seed,
                 ", this loader uses seed ", options_.seed);
-  const Continuation c = ContinueFrom(saved, static_cast<uint64_t>(options_.world_size));
+  const Continuation c = ContinueFrom(saved, static_cast<uint64_t>(world_size()));
   StartPlan(saved.epoch, c.from, c.skip);
 }
 

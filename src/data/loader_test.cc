@@ -467,11 +467,12 @@ TEST(LoaderTest, BadOptionsAreRejectedWithTheRank) {
   auto source = Table(10, 5);
   LoaderOptions o;
   o.rank = 4;
+  EXPECT_THROW_WITH(Loader(source, o), ConfigError, "set both rank and world_size, or neither");
   o.world_size = 4;
-  EXPECT_THROW_WITH(Loader(source, o), InvalidArgument, "rank 4", "world_size 4");
+  EXPECT_THROW_WITH(Loader(source, o), ConfigError, "LoaderOptions::rank 4", "world_size 4");
   o.rank = 1;
   o.batch_size = 0;
-  EXPECT_THROW_WITH(Loader(source, o), InvalidArgument, "rank 1 of 4", "batch_size");
+  EXPECT_THROW_WITH(Loader(source, o), ConfigError, "rank 1 of 4", "LoaderOptions::batch_size");
   o.batch_size = 1;
   o.images["pixels"] = ImageOptions{};
   EXPECT_THROW_WITH(Loader(source, o), InvalidArgument, "'pixels'", "not binary");
@@ -515,6 +516,66 @@ TEST(LoaderTest, CudaBatchesHoldWhatCpuBatchesHold) {
     }
     EXPECT_EQ(batches, 2 * 21);
   }
+}
+
+}  // namespace
+}  // namespace lakerun::data
+
+namespace lakerun::data {
+namespace {
+
+// A loader whose options leave rank and world_size unset reads everything until it is given a place, and then
+// yields exactly what a loader built with that place does (what a Trainer of several ranks relies on).
+TEST(LoaderShardingTest, AdoptRankShardsALoaderThatWasNotGivenOne) {
+  auto source = Table(100, 10);
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.seed = 3;
+  Loader unset(source, o);
+  EXPECT_FALSE(unset.rank_given());
+  EXPECT_EQ(unset.world_size(), 1);
+  EXPECT_EQ(unset.samples_per_epoch(), 100u);
+  ASSERT_TRUE(unset.Next().has_value());  // adopting drops what was in flight and starts the epoch again
+  EXPECT_TRUE(unset.AdoptRank(1, 2));
+  EXPECT_EQ(unset.rank(), 1);
+  EXPECT_EQ(unset.samples_per_epoch(), 50u);
+  o.rank = 1;
+  o.world_size = 2;
+  Loader given(source, o);
+  EXPECT_TRUE(given.rank_given());
+  EXPECT_EQ(Drain(unset), Drain(given));
+  unset.SetEpoch(4);
+  given.SetEpoch(4);
+  EXPECT_EQ(Drain(unset), Drain(given));
+  EXPECT_FALSE(given.AdoptRank(0, 4));  // its own place wins
+  EXPECT_EQ(given.world_size(), 2);
+  EXPECT_THROW_WITH(unset.AdoptRank(2, 2), ConfigError, "LoaderOptions::rank 2", "world_size 2");
+}
+
+// A Loader moves: into a variable, a container or a member, mid-epoch, with its decoding threads running.
+TEST(LoaderMoveTest, AMovedLoaderContinuesWhereItWas) {
+  auto source = Table(200, 20);
+  LoaderOptions o;
+  o.batch_size = 16;
+  o.num_threads = 2;
+  Loader reference(source, o);
+  const auto expected = Drain(reference);
+  Loader first(source, o);
+  std::vector<std::vector<int64_t>> got;
+  for (int i = 0; i < 3; ++i) {
+    const at::Tensor ids = first.Next()->sample_ids;
+    got.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  }
+  Loader moved(std::move(first));
+  std::vector<Loader> held;
+  held.push_back(std::move(moved));
+  for (const auto& batch : Drain(held.front())) got.push_back(batch);
+  EXPECT_EQ(got, expected);
+  // Assigning over a loader with batches in flight stops it first.
+  Loader target(source, o);
+  ASSERT_TRUE(target.Next().has_value());
+  target = Loader(source, o);
+  EXPECT_EQ(Drain(target), expected);
 }
 
 }  // namespace

@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <future>
 #include <map>
+#include <new>
+#include <optional>
 
 #include "error_context.h"
 #include "hive_partitions.h"
@@ -12,6 +17,7 @@
 #include "partition_column.h"
 #include "scratch_pool.h"
 #include "lakerun/base/error.h"
+#include "lakerun/base/thread_pool.h"
 #include "spaced_column.h"
 #include "table_leaves.h"
 #include "lakerun/format/delta/deletion_vector.h"
@@ -32,6 +38,8 @@ namespace pq = lakerun::parquet;
 
 struct DataFile {
   std::string path;
+  // Size and modification time as the folder's listing or the Delta log gives them (no Stat or HEAD per file); a
+  // size of 0 is unknown (a log without sizes: no Parquet file is empty) until the file is open.
   uint64_t size = 0;
   int64_t mtime_ms = 0;
   std::shared_ptr<const pq::ParquetFile> file;  // shared with the sources WithUnitBytes makes
@@ -122,16 +130,42 @@ struct ColumnLayout {
 
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-void ListParquetFiles(FileSystem& fs, const std::string& dir, std::vector<std::string>* out) {
-  for (const FileInfo& entry : fs.List(dir)) {
+// The .parquet files under `dir` with their listed size and modification time (FileInfo::name: the whole path).
+void ListParquetFiles(FileSystem& fs, const std::string& dir, std::vector<FileInfo>* out) {
+  for (FileInfo entry : fs.List(dir)) {
     if (StartsWith(entry.name, "_") || StartsWith(entry.name, ".")) continue;
     const std::string path = JoinPath(dir, entry.name);
     if (entry.is_directory) {
       ListParquetFiles(fs, path, out);
     } else if (entry.name.size() > 8 && entry.name.compare(entry.name.size() - 8, 8, ".parquet") == 0) {
-      out->push_back(path);
+      entry.name = path;
+      out->push_back(std::move(entry));
     }
   }
+}
+
+// The Parquet files of a table that is not a Delta table, sorted, with their sizes and modification times: every
+// .parquet file under the folder `path`, or the file `path`. The folder's listing comes first (one round trip on an
+// object store, where a Stat is two); a Stat only when it shows nothing.
+std::vector<FileInfo> ListTableFiles(FileSystem& fs, const std::string& path) {
+  std::vector<FileInfo> listed;
+  try {
+    ListParquetFiles(fs, path, &listed);
+  } catch (const IoError&) {
+    listed.clear();  // not a folder, or not one that lists: the Stat below tells which
+  }
+  if (listed.empty()) {
+    const std::optional<FileInfo> info = fs.Stat(path);
+    LAKERUN_CHECK_AS(IoError, info.has_value(), "cannot open table ", path, ": no such file or directory");
+    if (info->is_directory) {
+      ListParquetFiles(fs, path, &listed);  // again, so that a folder's listing error reaches the caller
+    } else {
+      listed.push_back(*info);
+      listed.back().name = path;
+    }
+  }
+  std::sort(listed.begin(), listed.end(), [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+  return listed;
 }
 
 int64_t Product(const std::vector<int64_t>& shape) {
@@ -140,11 +174,11 @@ int64_t Product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// The shape of nested list column `leaf` of `file`: its lakerun.shape metadata when that has a dimension per level,
-// else a guess from the first row of the first row group with one (NestedListShape), else zeros (no row has an
-// element at every level: every list is null or empty, or a later file tells).
-std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const std::string& name, const FileLeaf& leaf) {
-  const auto shape_meta = pq::TensorShape(file.metadata(), name);
+// The shape of nested list column `leaf` of `file`: `shape_meta` (its lakerun.shape metadata) when that has a
+// dimension per level, else a guess from the first row of the first row group with one (NestedListShape), else zeros
+// (no row has an element at every level: every list is null or empty, or a later file tells).
+std::vector<int64_t> NestedShape(const pq::ParquetFile& file, const FileLeaf& leaf,
+                                 const std::optional<std::vector<int64_t>>& shape_meta) {
   if (shape_meta && shape_meta->size() == leaf.list_def_levels.size()) return *shape_meta;
   for (size_t rg = 0; rg < file.metadata().row_groups.size(); ++rg) {
     if (file.metadata().row_groups[rg].num_rows == 0) continue;
@@ -191,7 +225,7 @@ ColumnInfo Describe(const pq::ParquetFile& file, const std::string& name, const 
                    "as bytes are not supported by the loader");
   if (leaf.repetition > 1) {
     const bool adopt = known != nullptr && known->list_levels == leaf.repetition && ShapeKnown(known->shape);
-    info.shape = adopt ? known->shape : NestedShape(file, name, leaf);
+    info.shape = adopt ? known->shape : NestedShape(file, leaf, shape_meta);
   } else if (shape_meta) {
     info.shape = *shape_meta;
   } else {
@@ -381,6 +415,7 @@ class ParquetTableSource final : public RowSource {
   }
 
   std::string Fingerprint() const override { return fingerprint_; }
+  std::string Describe() const override { return where_; }
 
   std::shared_ptr<const RowSource> WithUnitBytes(uint64_t unit_bytes) const override {
     for (const auto& file : layouts_) {
@@ -399,8 +434,31 @@ class ParquetTableSource final : public RowSource {
 
   std::shared_ptr<const UnitData> ReadUnit(size_t index) const override { return ReadUnitWith(index, {}); }
 
+  // One announcement per file, in the order the files are first needed, so that its row groups' chunks coalesce.
+  void Prefetch(const std::vector<size_t>& units) const override {
+    std::vector<size_t> file_order;
+    std::map<size_t, std::vector<int>> row_groups;  // by file
+    for (size_t index : units) {
+      const Unit& unit = units_.at(index);
+      if (unit.sliced()) continue;
+      std::vector<int>& of_file = row_groups[unit.file];
+      if (of_file.empty()) file_order.push_back(unit.file);
+      of_file.push_back(unit.row_group);
+    }
+    for (size_t file : file_order) files_[file].file->WillReadRowGroups(row_groups[file], StoredLeaves(file));
+  }
+
   std::shared_ptr<const UnitData> ReadUnitWith(size_t index, const UnitReadOptions& options) const override {
     return Read(units_.at(index), options);
+  }
+
+  // The Parquet columns file `file` stores for the projection (not partition values or absent columns).
+  std::vector<int> StoredLeaves(size_t file) const {
+    std::vector<int> leaves;
+    for (const ColumnLayout& layout : layouts_[file]) {
+      if (!layout.partition && !layout.absent) leaves.push_back(layout.leaf);
+    }
+    return leaves;
   }
 
   // The projected columns of `unit`'s rows (any rows of one row group, not only this source's units).
@@ -411,6 +469,7 @@ class ParquetTableSource final : public RowSource {
     const ScratchPool::Lease scratch = scratch_.Borrow();
     auto out = std::make_shared<UnitData>();
     out->rows = unit.rows;
+    if (!unit.sliced()) file.WillReadRowGroup(unit.row_group, StoredLeaves(unit.file));
     for (size_t c = 0; c < infos_.size(); ++c) {
       const ColumnInfo& info = infos_[c];
       const ColumnLayout& layout = layouts_[unit.file][c];
@@ -431,51 +490,73 @@ class ParquetTableSource final : public RowSource {
         read.row_begin = static_cast<int64_t>(unit.begin);
         read.row_end = static_cast<int64_t>(unit.begin + unit.rows);
       }
-      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), scratch.get(), read);
+      file.ReadColumnChunk(unit.row_group, layout.leaf, data.get(), scratch.get(), read);  // ResourceError itself
       const std::string where = StrCat(UnitName(unit), " column '", info.name, "'");
-      // Rows the decoded pages hold (from row `first` of the row group): the unit's rows, or more when sliced.
-      const uint64_t first = unit.sliced() ? static_cast<uint64_t>(data->first_row()) : 0;
-      const uint64_t rows = unit.sliced() ? static_cast<uint64_t>(data->num_slots()) : unit.rg_rows;
-      // Bytes per row as stored (0: BYTE_ARRAY values), before any conversion to the column's element type.
-      const size_t stored_row_bytes = !layout.form.converts() ? (info.type == ElementType::kBinary ? 0 : info.row_bytes())
-                                      : layout.form.source_width * static_cast<size_t>(info.elements_per_row());
-      ColumnChunk chunk;
-      if (layout.is_list && info.type == ElementType::kBinary) {  // strings, bytes: offsets per element
-        data->Materialize();
-        chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
-      } else if (layout.is_list) {
-        const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
-        if (info.list_levels == 1 && length && *length == info.elements_per_row() &&
-            static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
-          chunk = Dense(data, stored_row_bytes);  // the fast path: every row a non-null list of the column's length
-        } else {
-          chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
-        }
-      } else if (static_cast<uint64_t>(data->num_values()) != rows) {
-        data->Materialize();
-        chunk = SpacedColumn::View(SpaceFlat(data, rows, where));  // nulls
-      } else {
-        chunk = Dense(data, stored_row_bytes);
-        if (stored_row_bytes > 0 && chunk.views == nullptr) {
-          LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= rows * stored_row_bytes, where, ": ",
-                           chunk.size_bytes, " value bytes for ", rows, " rows of ", stored_row_bytes, " bytes");
-        }
+      try {
+        ShapeColumn(unit, info, layout, std::move(data), where, out.get());
+      } catch (const std::bad_alloc&) {
+        // Spacing nulls, converting or copying the decoded values: about a copy of what the chunk decodes to.
+        const pq::ColumnChunkMeta& meta = file.metadata().row_groups[static_cast<size_t>(unit.row_group)]
+                                              .columns[static_cast<size_t>(layout.leaf)];
+        const auto bytes = static_cast<unsigned long long>(std::max<int64_t>(0, meta.total_uncompressed_size));
+        ThrowAllocationFailure(where, bytes, "the column's decoded values (about the chunk's uncompressed size)");
       }
-      if (layout.form.converts()) {
-        chunk = ConvertChunk(layout.form, chunk, rows, info.elements_per_row(), first, where);
-      }
-      out->bytes += ChunkBytes(chunk, rows);
-      LAKERUN_CHECK_AS(CorruptDataError, first <= unit.begin && unit.begin + unit.rows <= first + rows, where,
-                       ": pages read hold rows ", first, "-", first + rows, " of the row group, not the unit's");
-      out->columns.push_back(SkipRows(std::move(chunk), unit.begin - first, info));
     }
     // A slice copies its rows out, releasing the page memory of the pages it read (they hold rows of its
     // neighbours too): the cache then holds, and counts, only the slice's own rows.
-    if (!unit.deleted.empty() || unit.sliced()) Compact(unit, out.get());
+    if (!unit.deleted.empty() || unit.sliced()) {
+      try {
+        Compact(unit, out.get());
+      } catch (const std::bad_alloc&) {
+        ThrowAllocationFailure(UnitName(unit), out->bytes, "the unit's rows");
+      }
+    }
     return out;
   }
 
  private:
+  // Column `info` of `unit` decoded into `data`: spaced (nulls, lists), converted and cut to the unit's rows, then
+  // appended to `out`. `where` names the unit and column.
+  void ShapeColumn(const Unit& unit, const ColumnInfo& info, const ColumnLayout& layout,
+                   std::shared_ptr<pq::ColumnData> data, const std::string& where, UnitData* out) const {
+    // Rows the decoded pages hold (from row `first` of the row group): the unit's rows, or more when sliced.
+    const uint64_t first = unit.sliced() ? static_cast<uint64_t>(data->first_row()) : 0;
+    const uint64_t rows = unit.sliced() ? static_cast<uint64_t>(data->num_slots()) : unit.rg_rows;
+    // Bytes per row as stored (0: BYTE_ARRAY values), before any conversion to the column's element type.
+    const size_t stored_row_bytes = !layout.form.converts()
+                                        ? (info.type == ElementType::kBinary ? 0 : info.row_bytes())
+                                        : layout.form.source_width * static_cast<size_t>(info.elements_per_row());
+    ColumnChunk chunk;
+    if (layout.is_list && info.type == ElementType::kBinary) {  // strings, bytes: offsets per element
+      data->Materialize();
+      chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
+    } else if (layout.is_list) {
+      const auto length = rows > 0 ? data->FixedListLength() : std::optional<int64_t>(0);
+      if (info.list_levels == 1 && length && *length == info.elements_per_row() &&
+          static_cast<uint64_t>(data->num_values()) == rows * static_cast<uint64_t>(*length)) {
+        chunk = Dense(data, stored_row_bytes);  // the fast path: every row a non-null list of the column's length
+      } else {
+        chunk = SpacedColumn::View(SpaceList(data, rows, layout.list_def_levels, info, where));
+      }
+    } else if (static_cast<uint64_t>(data->num_values()) != rows) {
+      data->Materialize();
+      chunk = SpacedColumn::View(SpaceFlat(data, rows, where));  // nulls
+    } else {
+      chunk = Dense(data, stored_row_bytes);
+      if (stored_row_bytes > 0 && chunk.views == nullptr) {
+        LAKERUN_CHECK_AS(CorruptDataError, chunk.size_bytes >= rows * stored_row_bytes, where, ": ",
+                         chunk.size_bytes, " value bytes for ", rows, " rows of ", stored_row_bytes, " bytes");
+      }
+    }
+    if (layout.form.converts()) {
+      chunk = ConvertChunk(layout.form, chunk, rows, info.elements_per_row(), first, where);
+    }
+    out->bytes += ChunkBytes(chunk, rows);
+    LAKERUN_CHECK_AS(CorruptDataError, first <= unit.begin && unit.begin + unit.rows <= first + rows, where,
+                     ": pages read hold rows ", first, "-", first + rows, " of the row group, not the unit's");
+    out->columns.push_back(SkipRows(std::move(chunk), unit.begin - first, info));
+  }
+
   // Column `name` of file f: its layout, and its ColumnInfo in *info when no earlier file set it (*described_by),
   // else checked against it.
   ColumnLayout DescribeFileColumn(size_t f, const std::string& name, ColumnInfo* info,
@@ -492,9 +573,9 @@ class ParquetTableSource final : public RowSource {
       return layout;
     }
     const auto form = options_.forms.find(name);
-    ColumnInfo described = Describe(*files_[f].file, name, *file_leaf, leaf->table_type,
-                                    form == options_.forms.end() ? ColumnForm{} : form->second,
-                                    *described_by ? info : nullptr, &layout);
+    ColumnInfo described = data::Describe(*files_[f].file, name, *file_leaf, leaf->table_type,
+                                          form == options_.forms.end() ? ColumnForm{} : form->second,
+                                          *described_by ? info : nullptr, &layout);
     if (!*described_by) {
       *info = described;
       *described_by = f;
@@ -799,6 +880,29 @@ pq::ReaderOptions ReaderOptionsFor(const TableOptions& options, bool is_delta) {
   return reader;
 }
 
+// Runs open(i) for every file: on the calling thread for local tables (opening is cheap there), on up to 8 threads
+// for remote ones, where each open waits for a few round trips. Every call ends before it returns; the first
+// failure in file order is rethrown.
+void ForEachFile(size_t count, bool remote, const std::function<void(size_t)>& open) {
+  if (!remote || count < 2) {
+    for (size_t i = 0; i < count; ++i) open(i);
+    return;
+  }
+  ThreadPool pool(std::min<size_t>(8, count), "open-files");
+  std::vector<std::future<void>> done;
+  done.reserve(count);
+  for (size_t i = 0; i < count; ++i) done.push_back(pool.Submit([&open, i] { open(i); }));
+  std::exception_ptr first;
+  for (auto& d : done) {
+    try {
+      d.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
 std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOptions& opened_with, FileSystem& fs) {
   TableOptions options = opened_with;  // with drop_null_rows folded into the filter (and bound, for Delta)
   std::vector<Filter> conjuncts{options.filter};
@@ -806,14 +910,17 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
   options.filter = Filter::And(std::move(conjuncts));
   options.drop_null_rows.clear();
   std::vector<DataFile> files;
+  std::vector<const delta::AddFile*> adds;       // of files[i], for a Delta table
+  std::optional<delta::Snapshot> kept_snapshot;  // owns them
   TableSchema partitions;
   std::string where = path;
   const bool is_delta = delta::IsDeltaTable(path, fs);
   if (is_delta) {
     delta::DeltaTable table(path, fs);
-    const delta::Snapshot snapshot = options.delta_version      ? table.AtVersion(*options.delta_version)
-                                     : options.delta_timestamp_ms ? table.AtTimestamp(*options.delta_timestamp_ms)
-                                                                  : table.Latest();
+    const delta::Snapshot& snapshot = kept_snapshot.emplace(
+        options.delta_version        ? table.AtVersion(*options.delta_version)
+        : options.delta_timestamp_ms ? table.AtTimestamp(*options.delta_timestamp_ms)
+                                     : table.Latest());
     where = snapshot.Describe();
     partitions.is_delta = true;
     partitions.mapping = snapshot.column_mapping_mode();
@@ -831,34 +938,33 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       if (!pruner.MayMatch(add)) continue;  // partition values and stats
       DataFile file;
       file.path = snapshot.DataFilePath(add);
+      file.size = static_cast<uint64_t>(std::max<int64_t>(add.size, 0));
+      file.mtime_ms = add.modification_time;
       for (const auto& [name, type] : partitions.types) {
         // Decimals as their numeric value (filters compare them as numbers); the unscaled one kept beside it.
         const pq::Value value = delta::PartitionValue(snapshot, add, *snapshot.metadata.schema->FindField(name));
         file.partition_values[name] = delta::FilterValue(value, *type);
         if (type->kind == delta::TypeKind::kDecimal) file.partition_unscaled[name] = value;
       }
-      file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
-      if (add.deletion_vector) {
-        file.deleted = delta::LoadDeletionVector(fs, snapshot.table_path, *add.deletion_vector, snapshot.Describe());
-        std::sort(file.deleted.begin(), file.deleted.end());
-      }
       files.push_back(std::move(file));
+      adds.push_back(&add);
     }
   } else {
-    const auto info = fs.Stat(path);
-    LAKERUN_CHECK_AS(IoError, info.has_value(), "cannot open table ", path, ": no such file or directory");
+    const std::vector<FileInfo> listed = ListTableFiles(fs, path);
     std::vector<std::string> paths;
-    if (info->is_directory) {
-      ListParquetFiles(fs, path, &paths);
-      std::sort(paths.begin(), paths.end());
-    } else {
-      paths.push_back(path);
-    }
+    for (const FileInfo& f : listed) paths.push_back(f.name);
     // Hive-style key=value folders are partition columns, as in a Delta table (a column the files hold wins).
     HivePartitions hive = ParseHivePartitions(path, paths);
-    std::shared_ptr<const pq::ParquetFile> first;  // opened to see its columns; kept for the loop below
+    // Without key=value folders a filter keeps every file, so they all open at once (in parallel on an object
+    // store); with them, the first file's columns decide which keys are partition columns, and so which files the
+    // filter keeps, before the others open.
+    std::vector<std::shared_ptr<const pq::ParquetFile>> opened(paths.size());
+    ForEachFile(hive.keys.empty() ? paths.size() : std::min<size_t>(1, paths.size()), IsObjectStorePath(path),
+                [&](size_t i) {
+                  opened[i] = pq::ParquetFile::Open(fs, paths[i], ReaderOptionsFor(options, is_delta), listed[i].size);
+                });
     if (!paths.empty()) {
-      first = pq::ParquetFile::Open(fs, paths.front(), ReaderOptionsFor(options, is_delta));
+      const std::shared_ptr<const pq::ParquetFile>& first = opened.front();
       partitions.SetLeaves(ParquetLeaves(first->schema()));
       for (const std::string& key : hive.keys) {
         if (first->schema().FindNode(key) == nullptr) partitions.types[key] = hive.types.at(key);
@@ -876,16 +982,26 @@ std::shared_ptr<RowSource> OpenTableImpl(const std::string& path, const TableOpt
       if (!keep) continue;
       DataFile file;
       file.path = std::move(paths[i]);
-      if (i == 0) file.file = first;
+      file.size = listed[i].size;
+      file.mtime_ms = listed[i].mtime_ms;
+      file.file = opened[i];
       for (const auto& [name, type] : partitions.types) file.partition_values[name] = hive.values[i].at(name);
       files.push_back(std::move(file));
     }
   }
-  for (DataFile& file : files) {
-    if (!file.file) file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta));
+  adds.resize(files.size(), nullptr);  // files of a folder have no add action
+  ForEachFile(files.size(), IsObjectStorePath(path), [&](size_t i) {
+    DataFile& file = files[i];
+    const std::optional<uint64_t> size = file.size > 0 ? std::optional<uint64_t>(file.size) : std::nullopt;
+    if (!file.file) file.file = pq::ParquetFile::Open(fs, file.path, ReaderOptionsFor(options, is_delta), size);
     file.size = file.file->file_size();
-    if (const auto info = fs.Stat(file.path)) file.mtime_ms = info->mtime_ms;
-  }
+    const delta::AddFile* add = adds[i];
+    if (add != nullptr && add->deletion_vector) {
+      file.deleted = delta::LoadDeletionVector(fs, kept_snapshot->table_path, *add->deletion_vector,
+                                               kept_snapshot->Describe());
+      std::sort(file.deleted.begin(), file.deleted.end());
+    }
+  });
   std::string fingerprint = StrCat("table ", path, "\n");
   for (const std::string& c : options.columns) fingerprint += StrCat("column ", c, "\n");
   for (const auto& [c, form] : options.forms) {

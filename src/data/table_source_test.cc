@@ -574,7 +574,7 @@ TEST(TableSourceTest, NumericAndDatePartitionColumnsBecomeTensorsOnEveryRow) {
     EXPECT_FALSE(source->columns()[2].nullable);
     LoaderOptions o;
     o.batch_size = 49;
-    o.nulls["label"] = NullPolicy{.fill_value = -1, .emit_mask = true};
+    o.nulls["label"] = NullPolicy{/*fill_value=*/-1, /*emit_mask=*/true};
     Loader loader(source, o);
     auto b = loader.Next();
     ASSERT_TRUE(b.has_value());
@@ -623,7 +623,7 @@ TEST(TableSourceTest, HiveStyleFoldersOfLooseParquetFilesArePartitionColumns) {
   LoaderOptions o;
   o.batch_size = 60;
   o.raw_bytes = {"split"};
-  o.nulls["label"] = NullPolicy{.fill_value = -1, .emit_mask = false};
+  o.nulls["label"] = NullPolicy{/*fill_value=*/-1, /*emit_mask=*/false};
   Loader loader(source, o);
   auto b = loader.Next();
   ASSERT_TRUE(b.has_value());

@@ -3,12 +3,9 @@
 // - 1.13: ProcessGroupGloo/NCCL derive from c10d::ProcessGroup. 2.x: they derive from c10d::Backend (ProcessGroup
 //   became a dispatcher over backends). Both expose the same collective signatures used here.
 // - Work lives in Work.hpp as c10d::Work since 1.13 (earlier: ProcessGroup::Work); wait(timeout) throws on timeout.
-// - TCPStore takes TCPStoreOptions in both; 2.2 adds useLibUV, on by default from 2.4. Whatever the store's role,
-//   useLibUV=true makes the constructor throw when libtorch was built without libuv (Debian's 2.6 is), and a client
-//   uses libuv for nothing else. So clients set it false, and a server uses libuv unless USE_LIBUV=0 (as PyTorch's
-//   Python rendezvous reads it) or this libtorch lacks it, and then falls back to the classic backend.
+// - lakerun does not use c10d's TCPStore (its store is lakerun::rdzv's, through dist/c10d_store.h); c10d >= 2.3
+//   numbers its requests differently (kTcpStoreDialect), which matters when torchrun's agent hosts the store.
 // - 2.x throws c10::DistNetworkError / DistStoreError (subclasses of c10::Error) where 1.13 throws c10::Error.
-// - TCPStoreOptions::numWorkers is c10::optional in 1.13, std::optional in 2.x (c10::nullopt is std::nullopt there).
 // Built and tested against libtorch 2.6.0 by scripts/test_torch2.sh (a CPU build), and with the NCCL branch against
 // PyTorch 2.11.0+cu130 on an H100 by scripts/test_cuda.sh; scripts/check_nccl.sh compiles the NCCL branch against
 // 1.13 and 2.6 without a GPU.
@@ -19,7 +16,6 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
@@ -37,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "lakerun/rdzv/store_client.h"
+
 namespace lakerun::dist::compat {
 
 #if TORCH_VERSION_MAJOR >= 2
@@ -49,31 +47,13 @@ using StorePtr = c10::intrusive_ptr<::c10d::Store>;
 using WorkPtr = c10::intrusive_ptr<::c10d::Work>;
 using GlooDevicePtr = std::shared_ptr<::gloo::transport::Device>;
 
-/// A TCPStore server (is_server) or client at host:port. A client retries connecting until `timeout`.
-inline StorePtr MakeTcpStore(const std::string& host, uint16_t port, bool is_server,
-                             std::chrono::milliseconds timeout) {
-  ::c10d::TCPStoreOptions options;
-  options.port = port;
-  options.isServer = is_server;
-  options.numWorkers = c10::nullopt;  // lakerun checks arrivals itself, with per-rank keys
-  options.waitWorkers = false;
-  options.timeout = timeout;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  const char* use_libuv = std::getenv("USE_LIBUV");
-  options.useLibUV = is_server && !(use_libuv != nullptr && std::string(use_libuv) == "0");
-  if (options.useLibUV) {
-    try {
-      return c10::make_intrusive<::c10d::TCPStore>(host, options);
-    } catch (const c10::Error& e) {
-      // "use_libuv was requested but PyTorch was build[sic]/built without libuv support" (2.4-2.6 / later), thrown
-      // before the constructor binds anything.
-      if (std::string(e.what_without_backtrace()).find("without libuv") == std::string::npos) throw;
-      options.useLibUV = false;
-    }
-  }
+/// The request numbering of this libtorch's c10d TCPStore (lakerun/rdzv/store_client.h): what torchrun's agent store
+/// speaks when torchrun comes with the same PyTorch.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+inline constexpr rdzv::WireDialect kTcpStoreDialect = rdzv::WireDialect::kValidated;
+#else
+inline constexpr rdzv::WireDialect kTcpStoreDialect = rdzv::WireDialect::kLegacy;
 #endif
-  return c10::make_intrusive<::c10d::TCPStore>(host, options);
-}
 
 inline StorePtr MakePrefixStore(const std::string& prefix, StorePtr store) {
   return c10::make_intrusive<::c10d::PrefixStore>(prefix, std::move(store));

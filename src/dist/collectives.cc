@@ -51,8 +51,8 @@ bool Distributed(const Context& ctx) { return ctx.world_size() > 1; }
 // message that names neither the call nor the rank.
 void CheckDeviceFor(const Context& ctx, const at::Tensor& tensor, const char* what) {
   LAKERUN_CHECK(!ctx.device().is_cuda() || tensor.is_cuda(), what, ": the tensor is on ", tensor.device().str(),
-                " but the process group (", ctx.backend(), ") moves tensors on ", ctx.device().str(), " (rank ",
-                ctx.rank(), ")");
+                " but the process group (", ToString(ctx.backend()), ") moves tensors on ", ctx.device().str(),
+                " (rank ", ctx.rank(), ")");
 }
 
 // Byte payloads and their sizes are built in host memory and travel as tensors on the group's device (as

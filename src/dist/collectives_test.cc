@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Worlds, CollectivesTest, ::testing::Values(2, 3));
 
 TEST(CollectivesSingleTest, WorldOfOneIsLocal) {
   RunRanks(1, [](Context& ctx) {
-    EXPECT_EQ(ctx.backend(), "none");
+    EXPECT_EQ(ctx.backend(), Backend::kNone);
     at::Tensor t = at::ones({2});
     AllReduce(ctx, t, ReduceOp::kMean);
     EXPECT_FLOAT_EQ(t[0].item<float>(), 1.0f);
@@ -126,7 +126,7 @@ TEST(InitSingleProcessTest, WithoutALauncherInitIsOneRankAndIdempotent) {
   EXPECT_EQ(ctx.rank(), 0);
   EXPECT_EQ(ctx.world_size(), 1);
   EXPECT_EQ(ctx.launcher(), Launcher::kNone);
-  EXPECT_EQ(ctx.backend(), "none");
+  EXPECT_EQ(ctx.backend(), Backend::kNone);
 #ifdef USE_C10D_NCCL
   // Backend 'auto' with a GPU: no group at world size 1, but this rank's tensors belong on its GPU.
   EXPECT_EQ(ctx.device().is_cuda(), c10::cuda::device_count() > 0);

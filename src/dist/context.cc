@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <lakerun/base/choices.h>
 #include <lakerun/base/error.h>
 #include <lakerun/base/logging.h>
 
@@ -18,17 +19,16 @@
 #endif
 
 namespace lakerun::dist {
+namespace {
+constexpr NamedValue<Backend> kBackends[] = {
+    {Backend::kAuto, "auto"}, {Backend::kGloo, "gloo"}, {Backend::kNccl, "nccl"}, {Backend::kNone, "none"}};
+constexpr NamedValue<Backend> kRequestableBackends[] = {
+    {Backend::kAuto, "auto"}, {Backend::kGloo, "gloo"}, {Backend::kNccl, "nccl"}};
+}  // namespace
 
-const char* LauncherName(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::kNone: return "none";
-    case Launcher::kLakerun: return "lakerun";
-    case Launcher::kTorchrun: return "torchrun";
-    case Launcher::kOpenMpi: return "openmpi";
-    case Launcher::kPmi: return "pmi";
-    case Launcher::kSlurm: return "slurm";
-  }
-  return "unknown";
+const char* ToString(Backend backend) { return NameOf(backend, kBackends); }
+Backend ParseBackend(std::string_view what, std::string_view text) {
+  return ParseNamed(what, text, kRequestableBackends);
 }
 
 Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -38,7 +38,7 @@ int Context::world_size() const { return impl_->env.world_size; }
 int Context::local_rank() const { return impl_->env.local_rank; }
 int Context::local_world_size() const { return impl_->env.local_world_size; }
 Launcher Context::launcher() const { return impl_->env.launcher; }
-const std::string& Context::backend() const { return impl_->backend_name; }
+Backend Context::backend() const { return impl_->backend_kind; }
 c10::Device Context::device() const { return impl_->device; }
 std::chrono::milliseconds Context::timeout() const { return impl_->timeout; }
 const std::string& Context::master_endpoint() const { return impl_->endpoint; }
@@ -52,16 +52,16 @@ int64_t RealtimeNs() {
 
 namespace {
 
-std::string ResolveBackend(const std::string& requested, int local_rank) {
-  LAKERUN_CHECK_AS(ConfigError, requested == "auto" || requested == "gloo" || requested == "nccl",
-                   "InitOptions::backend='", requested, "' is not one of auto, gloo, nccl");
+Backend ResolveBackend(Backend requested, int local_rank) {
+  LAKERUN_CHECK_AS(ConfigError, requested != Backend::kNone,
+                   "InitOptions::backend='none' is not a request: use auto, gloo or nccl");
 #ifdef USE_C10D_NCCL
   bool cuda = c10::cuda::device_count() > 0;
 #else
   bool cuda = false;
 #endif
-  if (requested == "auto") return cuda ? "nccl" : "gloo";
-  if (requested == "nccl") {
+  if (requested == Backend::kAuto) return cuda ? Backend::kNccl : Backend::kGloo;
+  if (requested == Backend::kNccl) {
     LAKERUN_CHECK_AS(ConfigError, cuda, "InitOptions::backend='nccl' but ",
 #ifdef USE_C10D_NCCL
                      "no CUDA device is visible",
@@ -102,19 +102,19 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   if (env.world_size == 1) {
 #ifdef USE_C10D_NCCL
     // No process group, but tensors still belong on this rank's GPU.
-    if (ResolveBackend(options.backend, env.local_rank) == "nccl") impl->device = UseRankDevice(env, options);
+    if (ResolveBackend(options.backend, env.local_rank) == Backend::kNccl) impl->device = UseRankDevice(env, options);
 #endif
     return std::make_unique<Context>(std::move(impl));
   }
 
   LAKERUN_INTERNAL_ASSERT(store, "a store is needed at world size ", env.world_size);
   impl->endpoint = env.master_addr.empty() ? "<in-process store>"
-                                           : env.master_addr + ":" + std::to_string(env.master_port);
-  impl->backend_name = ResolveBackend(options.backend, env.local_rank);
+                                           : env.master_addr + ":" + std::to_string(StorePort(env));
+  impl->backend_kind = ResolveBackend(options.backend, env.local_rank);
   bool hosts_store = !env.use_agent_store && env.rank == 0 && !env.master_addr.empty();
 #ifdef USE_C10D_NCCL
   c10::Device gpu(c10::kCPU);
-  if (impl->backend_name == "nccl") {
+  if (impl->backend_kind == Backend::kNccl) {
     gpu = UseRankDevice(env, options);
     PublishRankGpu(*store, env.rank, compat::CudaUuid(gpu.index()), GpuName(gpu));
   }
@@ -122,14 +122,14 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint, hosts_store);
   impl->timeline.peers_arrived_ns = RealtimeNs();
 #ifdef USE_C10D_NCCL
-  if (impl->backend_name == "nccl") {
+  if (impl->backend_kind == Backend::kNccl) {
     // Every rank reads the same verdict, so all take the same branch.
     const std::string shared = SharedGpuVerdict(*store);
     if (shared.empty()) {
       impl->device = gpu;
     } else {
       const std::string why = StrCat("NCCL needs a GPU of its own for every rank, but ", shared);
-      LAKERUN_CHECK_AS(ConfigError, options.backend == "auto", "rank ", env.rank, " of ", env.world_size,
+      LAKERUN_CHECK_AS(ConfigError, options.backend == Backend::kAuto, "rank ", env.rank, " of ", env.world_size,
                        ": InitOptions::backend='nccl': ", why,
                        "; start at most one rank per GPU (`lakerun launch --use-gpu` caps -n at the GPUs visible), "
                        "or use backend 'gloo'");
@@ -138,14 +138,14 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
                              << "GPU for NCCL (`lakerun launch --use-gpu` caps -n at the GPUs visible), or set "
                              << "backend 'gloo' to keep this choice without the warning.";
       }
-      impl->backend_name = "gloo";
+      impl->backend_kind = Backend::kGloo;
     }
   }
 #endif
   // The backend's own keys live apart from lakerun's rendezvous keys.
   compat::StorePtr pg_store = compat::MakePrefixStore("lakerun/pg/0", store);
   try {
-    if (impl->backend_name == "gloo") {
+    if (impl->backend_kind == Backend::kGloo) {
       GlooDeviceChoice choice = ChooseGlooDevices(env, options.gloo_interface);
       LAKERUN_LOG(Debug) << "rank " << env.rank << ": Gloo device from " << choice.description;
       impl->backend = compat::MakeGlooBackend(pg_store, env.rank, env.world_size, choice.devices, options.timeout);
@@ -157,7 +157,7 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    LAKERUN_THROW(DistError, "rank ", env.rank, " of ", env.world_size, ": creating the ", impl->backend_name,
+    LAKERUN_THROW(DistError, "rank ", env.rank, " of ", env.world_size, ": creating the ", ToString(impl->backend_kind),
                   " process group through ", impl->endpoint, " failed: ", compat::Describe(e));
   }
   impl->timeline.group_ready_ns = RealtimeNs();

@@ -14,7 +14,7 @@ namespace lakerun::dist {
 class Context::Impl {
  public:
   RankEnv env;
-  std::string backend_name = "none";
+  Backend backend_kind = Backend::kNone;
   c10::Device device{c10::kCPU};
   std::chrono::milliseconds timeout{0};
   std::string endpoint;

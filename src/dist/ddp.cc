@@ -149,7 +149,7 @@ void DistributedDataParallel::Reducer::SetUpSharedMemory() {
   shared_ = SharedMemoryAllReduce::Create(ctx_, specs, &why_not);
   if (!shared_) {
     if (ctx_.rank() == 0) {
-      LAKERUN_LOG(Info) << "DistributedDataParallel: gradients go through " << ctx_.backend()
+      LAKERUN_LOG(Info) << "DistributedDataParallel: gradients go through " << ToString(ctx_.backend())
                         << ", not shared memory: " << why_not;
     }
     return;
@@ -325,8 +325,8 @@ std::string DistributedDataParallel::Reducer::Transport() const {
   if (!distributed_) return "none";
   bool any_shared = false, any_group = false;
   for (const Bucket& b : buckets_) (b.shared >= 0 ? any_shared : any_group) = true;
-  if (any_shared && any_group) return "shared memory + " + ctx_.backend();
-  return any_shared ? "shared memory" : ctx_.backend();
+  if (any_shared && any_group) return std::string("shared memory + ") + ToString(ctx_.backend());
+  return any_shared ? "shared memory" : ToString(ctx_.backend());
 }
 
 DistributedDataParallel::DistributedDataParallel(Context& ctx, std::shared_ptr<torch::nn::Module> module,

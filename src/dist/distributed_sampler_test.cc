@@ -14,6 +14,14 @@
 namespace lakerun::dist {
 namespace {
 
+// Shuffled (the default) with the given seed.
+SamplerOptions Seeded(uint64_t seed, bool drop_last = false) {
+  SamplerOptions options;
+  options.seed = seed;
+  options.drop_last = drop_last;
+  return options;
+}
+
 // Golden orders produced by PyTorch's own DistributedSampler (testdata/gen_sampler_golden.py).
 TEST(DistributedSamplerTest, MatchesPyTorchGoldenOrders) {
   std::ifstream in(lakerun::testing::SourceDir() + "/src/dist/testdata/sampler_golden.json");
@@ -52,7 +60,7 @@ TEST(DistributedSamplerTest, EqualCountsPaddingAndCoverage) {
       DistributedSampler probe(n, 0, world);
       std::multiset<int64_t> seen;
       for (int rank = 0; rank < world; ++rank) {
-        DistributedSampler s(n, rank, world, {.shuffle = true, .seed = 3, .drop_last = false});
+        DistributedSampler s(n, rank, world, Seeded(3));
         s.set_epoch(2);
         std::vector<int64_t> idx = s.indices();
         EXPECT_EQ(static_cast<int64_t>(idx.size()), probe.num_samples()) << "n=" << n << " world=" << world;
@@ -72,7 +80,7 @@ TEST(DistributedSamplerTest, DropLastDropsTheTailAndNeverRepeats) {
   int64_t n = 10;
   std::set<int64_t> seen;
   for (int rank = 0; rank < world; ++rank) {
-    DistributedSampler s(n, rank, world, {.shuffle = true, .seed = 0, .drop_last = true});
+    DistributedSampler s(n, rank, world, Seeded(0, /*drop_last=*/true));
     std::vector<int64_t> idx = s.indices();
     EXPECT_EQ(idx.size(), 3u);
     for (int64_t i : idx) EXPECT_TRUE(seen.insert(i).second) << "repeated sample " << i;
@@ -83,19 +91,21 @@ TEST(DistributedSamplerTest, DropLastDropsTheTailAndNeverRepeats) {
 }
 
 TEST(DistributedSamplerTest, OrderIsAPureFunctionOfSeedAndEpoch) {
-  DistributedSampler a(1000, 1, 4, {.seed = 9}), b(1000, 1, 4, {.seed = 9});
+  DistributedSampler a(1000, 1, 4, Seeded(9)), b(1000, 1, 4, Seeded(9));
   a.set_epoch(3);
   b.set_epoch(1);
   EXPECT_NE(a.indices(), b.indices());
   b.set_epoch(3);
   EXPECT_EQ(a.indices(), b.indices());
-  DistributedSampler c(1000, 1, 4, {.seed = 10});
+  DistributedSampler c(1000, 1, 4, Seeded(10));
   c.set_epoch(3);
   EXPECT_NE(a.indices(), c.indices());
 }
 
 TEST(DistributedSamplerTest, NoShuffleIsStrided) {
-  DistributedSampler s(7, 1, 3, {.shuffle = false});
+  SamplerOptions strided;
+  strided.shuffle = false;
+  DistributedSampler s(7, 1, 3, strided);
   EXPECT_EQ(s.indices(), (std::vector<int64_t>{1, 4, 0}));  // padded with sample 0, 1 after 6
 }
 

@@ -49,7 +49,7 @@ Context& Init(const InitOptions& options) {
   recorded.store_connected_ns = timeline.store_connected_ns;
   LAKERUN_LOG(Debug) << "rank " << env.rank << " of " << env.world_size << " (local " << env.local_rank << " of "
                      << env.local_world_size << ", " << LauncherName(env.launcher) << ") joined via "
-                     << GlobalContext()->master_endpoint() << ", backend " << GlobalContext()->backend();
+                     << GlobalContext()->master_endpoint() << ", backend " << ToString(GlobalContext()->backend());
   return *GlobalContext();
 }
 

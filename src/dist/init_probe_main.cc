@@ -57,13 +57,15 @@ int main() {
     lakerun::dist::InitOptions options;
     const char* timeout = std::getenv("LAKERUN_PROBE_TIMEOUT_MS");
     options.timeout = std::chrono::milliseconds(timeout ? std::atol(timeout) : 20000);
-    if (const char* backend = std::getenv("LAKERUN_PROBE_BACKEND")) options.backend = backend;
+    if (const char* backend = std::getenv("LAKERUN_PROBE_BACKEND")) {
+      options.backend = lakerun::dist::ParseBackend("LAKERUN_PROBE_BACKEND", backend);
+    }
     lakerun::dist::Context& ctx = lakerun::dist::Init(options);
     int64_t sum = lakerun::dist::AllReduceInt64(ctx, ctx.rank() + 1);
     std::printf("probe launcher=%s rank=%d world=%d local=%d/%d sum=%lld\n", LauncherName(ctx.launcher()),
                 ctx.rank(), ctx.world_size(), ctx.local_rank(), ctx.local_world_size(),
                 static_cast<long long>(sum));
-    std::printf("probe backend=%s device=%s\n", ctx.backend().c_str(), ctx.device().str().c_str());
+    std::printf("probe backend=%s device=%s\n", ToString(ctx.backend()), ctx.device().str().c_str());
     std::fflush(stdout);
     if (int steps = EnvInt("LAKERUN_PROBE_DDP_STEPS", 0); steps > 0) TrainWithDdp(ctx, steps);
     lakerun::dist::Barrier(ctx);

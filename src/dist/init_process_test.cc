@@ -1,7 +1,13 @@
 // Init() end to end: real rank processes (dist_init_probe) started with each engine's environment, on loopback.
 #include <lakerun/base/error.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "dist/c10d_compat.h"
+#include "lakerun/rdzv/secret.h"
+#include "lakerun/rdzv/store_client.h"
+#include "lakerun/rdzv/store_server.h"
 #include "lakerun_testing/child_process.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/ports.h"
@@ -37,7 +43,7 @@ bool IsEngineVariable(const std::string& name) {
   static const char* kPrefixes[] = {"RANK=",        "WORLD_SIZE=",   "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
                                     "MASTER_ADDR=", "MASTER_PORT=",  "SLURM_",      "OMPI_",
                                     "PMI_",         "PMIX_",         "TORCHELASTIC_", "LAKERUN_LAUNCHER=",
-                                    "GROUP_RANK=",  "GLOO_SOCKET_IFNAME="};
+                                    "GROUP_RANK=",  "GLOO_SOCKET_IFNAME=", "LAKERUN_RDZV_"};
   for (const char* p : kPrefixes) {
     if (name.rfind(p, 0) == 0) return true;
   }
@@ -187,16 +193,51 @@ TEST(InitProcessTest, RanksSharingOneGpuUseGlooUnderAutoAndFailClearlyUnderNccl)
   }
 }
 
-TEST(InitProcessTest, LakerunLauncherStoreAndAttemptPrefix) {
-  // The test plays the launcher: it hosts the TCPStore (port 0, real port published) and sets its variables.
-  auto store = compat::MakeTcpStore("127.0.0.1", 0, /*is_server=*/true, std::chrono::seconds(20));
-  int port = static_cast<::c10d::TCPStore&>(*store).getPort();
-  std::vector<Env> envs;
-  for (int rank = 0; rank < 2; ++rank) {
-    Env e = Torchrun(rank, 2, port);
+constexpr char kJobSecret[] = "the secret of the test's job, 32 bytes";
+
+// What `lakerun launch` hosts: an authenticated store, and an open one for PyTorch ranks at MASTER_PORT.
+struct LauncherStores {
+  std::unique_ptr<rdzv::StoreServer> store;
+  std::unique_ptr<rdzv::StoreServer> compat;
+  LauncherStores() {
+    rdzv::StoreServerOptions options;
+    options.secret = kJobSecret;
+    store = rdzv::StoreServer::Start(options);
+    rdzv::StoreServerOptions open;
+    open.access = rdzv::StoreAccess::kOpen;
+    compat = rdzv::StoreServer::Start(open);
+  }
+  Env RankEnv(int rank, int world) const {
+    Env e = Torchrun(rank, world, compat->port());
     e["LAKERUN_LAUNCHER"] = "1";
     e["GROUP_RANK"] = "0";
     e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    e[rdzv::kStorePortVariable] = std::to_string(store->port());
+    e[rdzv::kSecretVariable] = kJobSecret;
+    return e;
+  }
+};
+
+// torchrun's agent store: c10d's own TCPStore server (the test plays the agent).
+c10::intrusive_ptr<::c10d::TCPStore> C10dServer() {
+  ::c10d::TCPStoreOptions options;
+  options.port = 0;
+  options.isServer = true;
+  options.numWorkers = c10::nullopt;
+  options.waitWorkers = false;
+  options.timeout = std::chrono::seconds(20);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  options.useLibUV = false;  // Debian's 2.6 lacks libuv (dist/c10d_compat.h's history)
+#endif
+  return c10::make_intrusive<::c10d::TCPStore>("127.0.0.1", options);
+}
+
+TEST(InitProcessTest, LakerunLauncherStoreAndAttemptPrefix) {
+  // The test plays the launcher: its ranks authenticate at LAKERUN_RDZV_PORT, not at MASTER_PORT's open listener.
+  LauncherStores stores;
+  std::vector<Env> envs;
+  for (int rank = 0; rank < 2; ++rank) {
+    Env e = stores.RankEnv(rank, 2);
     e["TORCHELASTIC_RESTART_COUNT"] = "3";
     e["LAKERUN_RUN_ID"] = "test-run";
     envs.push_back(e);
@@ -206,21 +247,119 @@ TEST(InitProcessTest, LakerunLauncherStoreAndAttemptPrefix) {
     EXPECT_EQ(r[i].code, 0) << r[i].output;
     EXPECT_THAT(r[i].output, ::testing::HasSubstr("probe launcher=lakerun rank=" + std::to_string(i) + " world=2"));
     EXPECT_THAT(r[i].output, ::testing::HasSubstr("sum=3"));
+    EXPECT_THAT(r[i].output, ::testing::Not(::testing::HasSubstr(kJobSecret)));
   }
-  // The ranks' keys live under the attempt prefix, as with PyTorch's env:// under torchrun.
-  EXPECT_TRUE(store->check({"/worker/attempt_3/lakerun/arrived/1"}));
-  EXPECT_FALSE(store->check({"lakerun/arrived/1"}));
+  // The ranks' keys live under the attempt prefix, as with PyTorch's env:// under torchrun, in the authenticated
+  // store only.
+  EXPECT_TRUE(stores.store->Check({"/worker/attempt_3/lakerun/arrived/1"}));
+  EXPECT_FALSE(stores.store->Check({"lakerun/arrived/1"}));
+  EXPECT_EQ(stores.store->Stats().refused, 0u);
+  EXPECT_EQ(stores.compat->NumKeys(), 0);
+}
+
+TEST(InitProcessTest, TorchrunAgentStoreIsC10dsOwnTcpStore) {
+  auto agent = C10dServer();
+  std::vector<Env> envs;
+  for (int rank = 0; rank < 2; ++rank) {
+    Env e = Torchrun(rank, 2, agent->getPort());
+    e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    envs.push_back(e);
+  }
+  std::vector<Result> r = RunProbes(envs);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(r[i].code, 0) << r[i].output;
+    EXPECT_THAT(r[i].output, ::testing::HasSubstr("sum=3"));
+  }
+  EXPECT_TRUE(agent->check({"/worker/attempt_0/lakerun/arrived/1"}));
+}
+
+TEST(InitProcessTest, SecretUnderTorchrunsAgentStoreIsAClearError) {
+  auto agent = C10dServer();
+  Env e = Torchrun(0, 2, agent->getPort());
+  e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  e[rdzv::kSecretVariable] = kJobSecret;
+  std::vector<Result> r = RunProbes({e}, std::chrono::seconds(20));
+  EXPECT_EQ(r[0].code, 4) << r[0].output;  // ConfigError
+  EXPECT_THAT(r[0].output, ::testing::HasSubstr("c10d's TCPStore cannot authenticate"));
+  EXPECT_THAT(r[0].output, ::testing::Not(::testing::HasSubstr(kJobSecret)));
+}
+
+// A c10d request on a raw connection (legacy numbering: SET key value), as a stranger's c10d client sends it.
+void ForgeKey(int port, const std::string& key, const std::string& value) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = -1;
+  for (int i = 0; i < 200; ++i) {  // until rank 0 listens (bounded: 10 s)
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) break;
+    ::close(fd);
+    fd = -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(fd, 0) << "rank 0 never listened on port " << port;
+  std::string request(1, '\0');
+  const std::string wire_key = "/" + key;
+  for (const std::string* field : {&wire_key, &value}) {
+    const uint64_t n = field->size();
+    request.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    request += *field;
+  }
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  char buffer[256];
+  while (::recv(fd, buffer, sizeof(buffer), 0) > 0) {
+  }  // until the server closes the connection
+  ::close(fd);
+}
+
+// The attack, on a job whose rank 0 hosts the store (torchrun variables, srun): a stranger forges the
+// verdict key that makes every rank abort, and a client with another secret tries to join. Neither reaches a key;
+// the job finishes.
+TEST(InitProcessTest, StrangersWithoutTheSecretCannotTouchAJobThatRankZeroHosts) {
+  const int port = lakerun::testing::FreeLoopbackPort();
+  Env e0 = Torchrun(0, 2, port);
+  Env e1 = Torchrun(1, 2, port);
+  e0[rdzv::kSecretVariable] = e1[rdzv::kSecretVariable] = kJobSecret;
+  lakerun::testing::TempDir dir;
+  Process rank0 = Spawn({ProbePath()}, e0, dir.Join("rank0.log"));
+  ForgeKey(port, "lakerun/arrival_timeout", "a stranger's text");
+  rdzv::StoreClientOptions wrong;
+  wrong.host = "127.0.0.1";
+  wrong.port = port;
+  wrong.secret = "a guess at the secret, 32 bytes long";
+  EXPECT_THROW(rdzv::StoreClient::Connect(wrong), DistError);
+  Process rank1 = Spawn({ProbePath()}, e1, dir.Join("rank1.log"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  const int code0 = Wait(rank0, deadline);
+  const int code1 = Wait(rank1, deadline);
+  const std::string out0 = Read(rank0.log);
+  EXPECT_EQ(code0, 0) << out0;
+  EXPECT_EQ(code1, 0) << Read(rank1.log);
+  EXPECT_THAT(out0, ::testing::HasSubstr("sum=3"));
+  EXPECT_THAT(out0, ::testing::Not(::testing::HasSubstr("stranger")));
+  EXPECT_THAT(out0, ::testing::HasSubstr("refused the connection from 127.0.0.1:"));
+  EXPECT_THAT(out0 + Read(rank1.log), ::testing::Not(::testing::HasSubstr(kJobSecret)));
+}
+
+TEST(InitProcessTest, OpenStoreOnEveryInterfaceIsWarnedAbout) {
+  Env e0 = Torchrun(0, 2, lakerun::testing::FreeLoopbackPort());
+  e0["MASTER_ADDR"] = "0.0.0.0";
+  e0["LAKERUN_PROBE_TIMEOUT_MS"] = "1000";
+  std::vector<Result> r = RunProbes({e0}, std::chrono::seconds(20));
+  EXPECT_EQ(r[0].code, 3) << r[0].output;
+  EXPECT_THAT(r[0].output, ::testing::HasSubstr("rank 0 hosts an open rendezvous store on port"));
+  EXPECT_THAT(r[0].output, ::testing::HasSubstr("Set LAKERUN_RDZV_SECRET"));
 }
 
 TEST(InitProcessTest, MissingPeerIsCommTimeoutNamingIt) {
   // Ranks 0 and 2 of 3 arrive at a launcher-hosted store; rank 1 never starts. Every rank that arrived fails
   // within its timeout naming the missing rank (rank 2 too, if it was slower to start than rank 0's timeout).
-  auto store = compat::MakeTcpStore("127.0.0.1", 0, /*is_server=*/true, std::chrono::seconds(20));
-  int port = static_cast<::c10d::TCPStore&>(*store).getPort();
+  LauncherStores stores;
+  const int port = stores.store->port();
   std::vector<Env> envs;
   for (int rank : {0, 2}) {
-    Env e = Torchrun(rank, 3, port);
-    e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    Env e = stores.RankEnv(rank, 3);
     e["LAKERUN_PROBE_TIMEOUT_MS"] = "2000";
     envs.push_back(e);
   }

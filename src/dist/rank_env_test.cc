@@ -22,7 +22,8 @@ TEST(RankEnvTest, LakerunLauncherUsesTheAgentStore) {
   RankEnv e = Detect({{"LAKERUN_LAUNCHER", "1"}, {"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"},
                       {"LOCAL_WORLD_SIZE", "2"}, {"GROUP_RANK", "1"}, {"MASTER_ADDR", "10.0.0.5"},
                       {"MASTER_PORT", "41234"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
-                      {"TORCHELASTIC_RESTART_COUNT", "2"}, {"LAKERUN_RUN_ID", "run-7"},
+                      {"TORCHELASTIC_RESTART_COUNT", "2"}, {"LAKERUN_RESTART_COUNT", "2"},
+                      {"LAKERUN_RUN_ID", "run-7"},
                       // Slurm and MPI variables of the surrounding job must not win over the launcher's.
                       {"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"OMPI_COMM_WORLD_RANK", "0"}});
   EXPECT_EQ(e.launcher, Launcher::kLakerun);
@@ -34,7 +35,7 @@ TEST(RankEnvTest, LakerunLauncherUsesTheAgentStore) {
   EXPECT_EQ(e.master_port, 41234);
   EXPECT_TRUE(e.use_agent_store);
   EXPECT_EQ(e.restart_count, 2);
-  EXPECT_EQ(e.run_id, "run-7");
+  EXPECT_EQ(e.job_id, "run-7");
 }
 
 TEST(RankEnvTest, LakerunLauncherRequiresEveryVariable) {
@@ -50,7 +51,7 @@ TEST(RankEnvTest, TorchrunAndPlainEnv) {
   EXPECT_EQ(e.rank, 1);
   EXPECT_EQ(e.local_rank, 0);  // not set: 0
   EXPECT_FALSE(e.use_agent_store);
-  EXPECT_EQ(e.run_id, "abc");
+  EXPECT_EQ(e.job_id, "abc");
   EXPECT_EQ(e.master_port, 29501);
 }
 
@@ -132,7 +133,7 @@ TEST(RankEnvTest, SlurmStepTakesMasterFromTheStepNodeList) {
   EXPECT_EQ(e.local_world_size, 1);
   EXPECT_EQ(e.master_addr, "n01");
   EXPECT_EQ(e.master_port, kSlurmPortBase + 1234);
-  EXPECT_EQ(e.run_id, "1234");
+  EXPECT_EQ(e.job_id, "1234");
 }
 
 TEST(RankEnvTest, SlurmLocalWorldFromGtidsAndJobNodeListFallback) {

@@ -32,7 +32,7 @@ void RunRanks(int world, const std::function<void(Context&)>& body, std::chrono:
         env.master_port = 1;
         InitOptions options;
         options.timeout = timeout;
-        options.backend = "gloo";
+        options.backend = Backend::kGloo;
         std::unique_ptr<Context> ctx = CreateContext(env, store, options);
         body(*ctx);
       } catch (...) {

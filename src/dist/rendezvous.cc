@@ -2,6 +2,11 @@
 
 #include <lakerun/base/error.h>
 #include <lakerun/base/logging.h>
+#include <lakerun/rdzv/secret.h>
+#include <lakerun/rdzv/store_client.h>
+#include <lakerun/rdzv/store_server.h>
+
+#include "dist/c10d_store.h"
 
 #include <algorithm>
 #include <thread>
@@ -18,28 +23,81 @@ std::string ArrivedKey(int rank) { return kArrivedPrefix + std::to_string(rank);
 
 }  // namespace
 
-compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds timeout) {
-  std::string endpoint = env.master_addr + ":" + std::to_string(env.master_port);
-  bool server = !env.use_agent_store && env.rank == 0;
-  compat::StorePtr store;
+namespace {
+
+// Where rank 0 listens: the address itself when it is loopback (the job lives on this machine), else every interface,
+// as c10d's TCPStore does (MASTER_ADDR may be a name that resolves to another of this host's addresses).
+std::string ListenAddress(const RankEnv& env) {
+  return rdzv::IsLoopbackAddress(env.master_addr) ? env.master_addr : std::string();
+}
+
+std::shared_ptr<rdzv::Store> HostStore(const RankEnv& env, const std::string& endpoint) {
+  rdzv::StoreServerOptions options;
+  options.host = ListenAddress(env);
+  options.port = env.master_port;
+  options.access = env.rdzv_secret.empty() ? rdzv::StoreAccess::kOpen : rdzv::StoreAccess::kSecret;
+  options.secret = env.rdzv_secret;
+  if (env.rdzv_secret.empty() && !rdzv::IsLoopbackAddress(env.master_addr)) {
+    LAKERUN_LOG(Warning) << "rank 0 hosts an open rendezvous store on port " << env.master_port
+                         << " of every interface (" << LauncherName(env.launcher)
+                         << "): anyone who can reach this host can read and write the job's keys. Set "
+                         << rdzv::kSecretVariable << " or " << rdzv::kSecretFileVariable
+                         << " to the same secret on every rank to require it (docs/dist.md).";
+  }
   try {
-    store = compat::MakeTcpStore(env.master_addr, static_cast<uint16_t>(env.master_port), server, timeout);
+    return rdzv::StoreServer::Start(options);
   } catch (const std::exception& e) {
-    if (server) {
-      LAKERUN_THROW(DistError, "rank 0 cannot host the rendezvous store on ", endpoint, " (", LauncherName(env.launcher),
-                    "): ", compat::Describe(e));
-    }
+    LAKERUN_THROW(DistError, "rank 0 cannot host the rendezvous store on ", endpoint, " (",
+                  LauncherName(env.launcher), "): ", e.what());
+  }
+}
+
+// A store that an agent (lakerun's launcher, torchrun) hosts, or that rank 0 hosts. Without a secret the server may be
+// c10d's own TCPStore (torchrun's agent), so the client speaks this libtorch's numbering; lakerun's server reads both.
+std::shared_ptr<rdzv::Store> ConnectClient(const RankEnv& env, int port, std::chrono::milliseconds timeout) {
+  rdzv::StoreClientOptions options;
+  options.host = env.master_addr;
+  options.port = port;
+  options.connect_timeout = timeout;
+  options.secret = env.rdzv_secret;
+  options.dialect = env.rdzv_secret.empty() ? compat::kTcpStoreDialect : rdzv::WireDialect::kValidated;
+  const std::string endpoint = env.master_addr + ":" + std::to_string(port);
+  try {
+    return rdzv::StoreClient::Connect(options);
+  } catch (const CommTimeout& e) {
     LAKERUN_THROW(CommTimeout, "rank ", env.rank, " could not reach the rendezvous store at ", endpoint, " within ",
                   timeout.count(), " ms (", LauncherName(env.launcher),
-                  env.use_agent_store ? ", store hosted by the launcher" : ", store hosted by rank 0", "): ",
-                  compat::Describe(e));
+                  env.use_agent_store ? ", store hosted by the launcher" : ", store hosted by rank 0", "): ", e.what());
+  } catch (const DistError& e) {
+    LAKERUN_THROW(DistError, "rank ", env.rank, " cannot use the rendezvous store at ", endpoint, ": ", e.what());
   }
-  store->setTimeout(timeout);
+}
+
+}  // namespace
+
+compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds timeout) {
+  const std::string endpoint = env.master_addr + ":" + std::to_string(StorePort(env));
+  std::shared_ptr<rdzv::Store> store;
+  if (env.use_agent_store) {
+    LAKERUN_CHECK_AS(ConfigError, env.rdzv_secret.empty() || env.launcher == Launcher::kLakerun,
+                     "rank ", env.rank, ": a rendezvous secret is set (", rdzv::kSecretVariable, " or ",
+                     rdzv::kSecretFileVariable, "), but ", LauncherName(env.launcher),
+                     "'s agent hosts the store (TORCHELASTIC_USE_AGENT_STORE=True) and c10d's TCPStore cannot "
+                     "authenticate; unset the secret, or start the ranks with `lakerun launch`");
+    // Under `lakerun launch`, LAKERUN_RDZV_PORT names the authenticated store (MASTER_PORT may be the open
+    // compatibility listener for PyTorch ranks).
+    store = ConnectClient(env, StorePort(env), timeout);
+  } else if (env.rank == 0) {
+    store = HostStore(env, endpoint);
+  } else {
+    store = ConnectClient(env, env.master_port, timeout);
+  }
+  compat::StorePtr c10d_store = c10::make_intrusive<RdzvC10dStore>(std::move(store), timeout);
   if (env.use_agent_store) {
     // Exactly what PyTorch's env:// rendezvous does under torchrun's agent store.
-    return compat::MakePrefixStore("/worker/attempt_" + std::to_string(env.restart_count), store);
+    return compat::MakePrefixStore("/worker/attempt_" + std::to_string(env.restart_count), c10d_store);
   }
-  return store;
+  return c10d_store;
 }
 
 void WaitForPeers(::c10d::Store& store, int rank, int world_size, std::chrono::milliseconds timeout,

@@ -8,10 +8,14 @@
 
 namespace lakerun::dist {
 
-/// The store this rank rendezvouses through, already scoped to this job attempt:
-/// - agent store (lakerun launcher, torchrun): a TCPStore client, keys under "/worker/attempt_<restart_count>";
-/// - otherwise rank 0 hosts a TCPStore server at MASTER_PORT and the others connect.
-/// Throws CommTimeout when the server cannot be reached within `timeout`, DistError when it cannot be hosted.
+/// The store this rank rendezvouses through (lakerun::rdzv, wrapped for c10d by dist/c10d_store.h), already scoped to
+/// this job attempt:
+/// - agent store (lakerun launcher, torchrun): a client, keys under "/worker/attempt_<restart_count>"; under
+///   `lakerun launch` it authenticates with LAKERUN_RDZV_SECRET at LAKERUN_RDZV_PORT;
+/// - otherwise rank 0 hosts lakerun's store at MASTER_PORT (requiring the secret when one is set; warning when it is
+///   open on an address that is not loopback) and the others connect.
+/// Throws CommTimeout when the server cannot be reached within `timeout`; DistError when it cannot be hosted or the
+/// handshake fails; ConfigError for a secret under torchrun's agent store, which cannot authenticate.
 compat::StorePtr ConnectStore(const RankEnv& env, std::chrono::milliseconds timeout);
 
 /// Announces this rank under a per-rank key and waits until all `world_size` ranks did. On timeout throws

@@ -11,7 +11,7 @@
 namespace lakerun::dist {
 namespace {
 
-bool OnNccl(const Context& ctx) { return ctx.backend() == "nccl"; }
+bool OnNccl(const Context& ctx) { return ctx.backend() == Backend::kNccl; }
 
 // Without a process group: the collective of one rank.
 PendingShardOp LocalCopy(Context& ctx, const at::Tensor& from, const at::Tensor& to, const std::string& what) {

@@ -44,7 +44,7 @@ void ShardTransport::SetUpSharedMemory(bool reduce_scatter) {
   shared_ = SharedMemoryAllReduce::Create(ctx_, specs, &why_not, "ShardedDataParallel collective");
   if (!shared_) {
     if (ctx_.rank() == 0) {
-      LAKERUN_LOG(Info) << "ShardedDataParallel: buckets go through " << ctx_.backend()
+      LAKERUN_LOG(Info) << "ShardedDataParallel: buckets go through " << ToString(ctx_.backend())
                         << ", not shared memory: " << why_not;
     }
     return;
@@ -102,7 +102,7 @@ PendingShardOp ShardTransport::StartAllGather(std::size_t b, const at::Tensor& c
 
 std::string ShardTransport::name() const {
   if (ctx_.world_size() <= 1) return "none";
-  return shared_ ? "shared memory" : ctx_.backend();
+  return shared_ ? "shared memory" : ToString(ctx_.backend());
 }
 
 int64_t ShardTransport::buffer_bytes() const { return buffer_bytes_; }

@@ -28,7 +28,7 @@ std::unique_ptr<Context> OneRankNcclContext() {
   impl->env.rank = 0;
   impl->env.world_size = 1;
   impl->env.local_world_size = 1;
-  impl->backend_name = "nccl";
+  impl->backend_kind = Backend::kNccl;
   impl->device = c10::Device(c10::kCUDA, 0);
   impl->timeout = std::chrono::seconds(60);
   impl->store = c10::make_intrusive<::c10d::HashStore>();

@@ -1,6 +1,6 @@
 // The function API (function.h): Run() on the caller's side, MaybeRunRank() on the ranks' side.
 //
-// Store layout (one store per Run, hosted by the caller):
+// Store layout (one store per Run, hosted by the caller, with a secret of its own that only its ranks receive):
 //   /lakerun/function/args                 the argument bytes
 //   /lakerun/function/attempt_<n>/rank_<r> 'R' + result bytes, or 'E' + the exception's message
 #include "lakerun/launch/function.h"
@@ -17,7 +17,9 @@
 
 #include "lakerun/base/fork_point.h"
 #include "lakerun/launch/launcher.h"
-#include "lakerun/launch/store.h"
+#include "lakerun/rdzv/secret.h"
+#include "lakerun/rdzv/store_client.h"
+#include "lakerun/rdzv/store_server.h"
 
 namespace lakerun::launch {
 namespace {
@@ -97,7 +99,12 @@ int RunRank(const std::string& name) {
     const int attempt = EnvInt("LAKERUN_RESTART_COUNT", 0);
     const char* limit_env = std::getenv(kMaxPayloadEnv);
     const size_t limit = limit_env != nullptr ? std::strtoull(limit_env, nullptr, 10) : kDefaultMaxPayloadBytes;
-    auto store = StoreClient::Connect(EnvString("MASTER_ADDR"), EnvInt("MASTER_PORT", 0), kRankStoreTimeout);
+    rdzv::StoreClientOptions client;
+    client.host = EnvString("MASTER_ADDR");
+    client.port = EnvInt(rdzv::kStorePortVariable, 0);
+    client.connect_timeout = kRankStoreTimeout;
+    client.secret = rdzv::SecretFromEnvironment(ProcessEnvironment()).value_or("");
+    auto store = rdzv::StoreClient::Connect(client);
     const std::string args = store->Get(kArgsKey, kRankStoreTimeout);
     std::string record;
     std::optional<RankFunction> fn = Lookup(name);
@@ -163,7 +170,9 @@ std::vector<std::string> Run(const RunOptions& options, const std::string& funct
   LAKERUN_CHECK(args.size() <= options.max_payload_bytes, "launch: arguments for function '", function, "' are ",
                 args.size(), " bytes, more than the limit of ", options.max_payload_bytes,
                 " bytes (RunOptions::max_payload_bytes)");
-  auto store = StoreServer::Start();
+  rdzv::StoreServerOptions store_options;
+  store_options.secret = rdzv::GenerateSecret();
+  auto store = rdzv::StoreServer::Start(store_options);
   store->Set(kArgsKey, args);
 
   LaunchOptions launch;
@@ -178,6 +187,7 @@ std::vector<std::string> Run(const RunOptions& options, const std::string& funct
   launch.timeout = options.timeout;
   launch.start_method = options.start_method;
   launch.store = store.get();
+  launch.store_secret = store_options.secret;
   launch.extra_env[kFunctionEnv] = function;
   launch.extra_env[kMaxPayloadEnv] = std::to_string(options.max_payload_bytes);
   std::cout.flush();

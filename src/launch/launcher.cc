@@ -26,12 +26,13 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/launch/gpu.h"
-#include "lakerun/launch/store.h"
 #include "launch/fork_template.h"
+#include "launch/node_group.h"
 #include "launch/orphan_guard.h"
 #include "launch/output.h"
 #include "launch/process.h"
 #include "launch/rank_env.h"
+#include "launch/rendezvous_store.h"
 #include "launch/signal_watch.h"
 
 namespace lakerun::launch {
@@ -63,6 +64,8 @@ constexpr int kSpawnThreads = 8;
 constexpr milliseconds kDrainAfterExit{2000};
 // Poll period when pidfd_open is unavailable.
 constexpr milliseconds kPollFallback{20};
+// How often a node agent looks at what its watcher found about the other nodes (NodeGroup::Failure, no I/O).
+constexpr milliseconds kPeerPoll{50};
 
 struct RankProcess {
   int rank = 0;
@@ -72,14 +75,23 @@ struct RankProcess {
   // Fork start: false until the rank reports that it is our child (re-parented), in its own process group.
   bool ready = true;
   int status = 0;
+  std::optional<RankExit> exit;  // once reaped
 };
 
-enum class AttemptEnd { kSuccess, kFailure, kInterrupted, kTimedOut };
+enum class AttemptEnd {
+  kSuccess,
+  kFailure,      // a rank of this node failed
+  kPeerFailure,  // another node's rank failed, or an agent was lost (AttemptOutcome::peer)
+  kInterrupted,
+  kTimedOut,
+};
 
 struct AttemptOutcome {
   AttemptEnd end = AttemptEnd::kSuccess;
   RankExit failure;
+  std::optional<internal::NodeFailure> peer;
   int signal = 0;
+  std::vector<std::optional<RankExit>> exits;  // AttemptReport::exits
 };
 
 std::string Plural(int n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
@@ -97,9 +109,10 @@ void CloseFd(int& fd) {
 
 class Attempt {
  public:
+  // `group`: the node agents of a job of several nodes (nullptr: this launcher is the whole job).
   Attempt(const LaunchOptions& options, internal::OutputRouter& router, internal::SignalWatch& signals,
-          internal::OrphanGuard& guard)
-      : options_(options), router_(router), signals_(signals), guard_(guard) {}
+          internal::OrphanGuard& guard, internal::NodeGroup* group)
+      : options_(options), router_(router), signals_(signals), guard_(guard), group_(group) {}
 
   ~Attempt() {
     // Only reached with live ranks when an exception escapes: never leave them behind (bounded wait).
@@ -263,253 +276,325 @@ class Attempt {
     }
   }
 
+  // One poll(2) loop until every rank is gone and their pipes are drained (or given up on): each turn applies the
+  // deadlines, waits on the poll set until the nearest one, then handles what became ready.
   AttemptOutcome Supervise() {
-    const Clock::time_point started = Clock::now();
-    const auto attempt_deadline =
-        options_.timeout.count() > 0 ? std::optional<Clock::time_point>(started + options_.timeout) : std::nullopt;
-    std::optional<Clock::time_point> kill_at;      // SIGKILL escalation
-    std::optional<Clock::time_point> give_up_at;   // bounded wait after SIGKILL
-    std::optional<Clock::time_point> drain_until;  // bounded drain after every rank exited
-    bool stopping = false;
-    bool killed = false;
-    AttemptOutcome outcome;
-    char buffer[65536];
-
-    auto stop_all = [&](int sig) {
-      for (auto& p : ranks_) {
-        if (p.running) Kill(p, sig);
-      }
-      if (template_running_) internal::KillGroup(template_->process().pid, sig);
-    };
-    auto begin_stop = [&]() {
-      stopping = true;
-      stop_all(SIGTERM);
-      kill_at = Clock::now() + options_.grace_period;
-    };
-    auto escalate = [&]() {
-      stop_all(SIGKILL);
-      killed = true;
-      kill_at.reset();
-      give_up_at = Clock::now() + kReapAfterKill;
-    };
-    auto running_count = [&]() {
-      return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
-    };
-    auto on_template_event = [&](const internal::ForkTemplate::Event& event) {
-      using Event = internal::ForkTemplate::Event;
-      const bool known_rank = event.rank >= 0 && event.rank < static_cast<int>(ranks_.size());
-      if (event.kind == Event::kForked && known_rank && !ranks_[event.rank].running) {
-        RankProcess& p = ranks_[event.rank];
-        p.child.pid = event.pid;
-        p.child.pidfd = internal::OpenPidfd(event.pid);
-        p.running = true;
-        ++forked_;
-        // The rank's own group (its pid) is watched before the rank can start anything: it waits for the template's
-        // exit, which waits for ReleaseRanks. Until it leaves the template's group, that group's watch covers it.
-        guard_.Watch(event.pid);
-        if (forked_ == static_cast<int>(ranks_.size())) template_->ReleaseRanks();
-        if (stopping) Kill(p, killed ? SIGKILL : SIGTERM);
-      } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
-        ranks_[event.rank].ready = true;
-      } else if (event.kind == Event::kFailed) {
-        template_failure_ = event.text;
-      } else if (event.kind == Event::kClosed) {
-        template_socket_open_ = false;
-      }
-    };
-    // Fork start: the template's exit, and what it said. A template that dies before forking every rank fails the
-    // attempt as rank 0 (whose environment and output it had); one that exits 0 without forking never reached its
-    // fork point, and a refusal ('X') is a usage error: both are thrown, as a rank that cannot be exec'd is.
-    auto reap_template = [&]() {
-      int status = 0;
-      const pid_t r = ::waitpid(template_->process().pid, &status, WNOHANG);
-      if (r != template_->process().pid) return;
-      template_running_ = false;
-      // What it said before exiting is already queued on the socket, but its exit may be seen first: read it all.
-      while (template_socket_open_) {
-        const internal::ForkTemplate::Event event = template_->Read();
-        if (event.kind == internal::ForkTemplate::Event::kNothing) break;
-        on_template_event(event);
-      }
-      if (!template_failure_.empty()) {
-        LAKERUN_THROW(ConfigError, "launch --start-method fork: ", template_failure_);
-      }
-      if (forked_ == static_cast<int>(ranks_.size()) || stopping) return;
-      RankExit exit;
-      exit.rank = 0;
-      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
-      if (exit.signal == 0 && exit.exit_code == 0) {
-        LAKERUN_THROW(ConfigError, "launch --start-method fork: ", options_.command.front(), " exited with code 0 ",
-                      "without reaching its fork point (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or ",
-                      "lakerun::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
-                      "lakerun, any other program runs with --start-method exec");
-      }
-      outcome.end = AttemptEnd::kFailure;
-      outcome.failure = exit;
-      router_.Note("rank 0 " + exit.Describe() + " before its fork point (as the fork-start template)" +
-                   (forked_ > 0 ? "; stopping the " + Plural(forked_, "rank") + " already forked" : ""));
-      begin_stop();
-    };
-    auto reap = [&](RankProcess& p) {
-      // Peek first: while the leader is an unreaped zombie its process-group id cannot be reused, so killing
-      // what is left of its group (the rank's own children) cannot hit an unrelated process.
-      siginfo_t info;
-      std::memset(&info, 0, sizeof(info));
-      if (::waitid(P_PID, static_cast<id_t>(p.child.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-          info.si_pid != p.child.pid) {
-        return;
-      }
-      Kill(p, SIGKILL);
-      int status = 0;
-      pid_t r;
-      do {
-        r = ::waitpid(p.child.pid, &status, 0);
-      } while (r < 0 && errno == EINTR);
-      if (r != p.child.pid) return;
-      p.running = false;
-      p.status = status;
-      CloseFd(p.child.pidfd);
-      RankExit exit;
-      exit.rank = p.rank;
-      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
-      const bool failed = exit.signal != 0 || exit.exit_code != 0;
-      if (failed && !stopping) {
-        outcome.end = AttemptEnd::kFailure;
-        outcome.failure = exit;
-        const int others = running_count();
-        router_.Note("rank " + std::to_string(p.rank) + " " + exit.Describe() +
-                     (others > 0 ? "; stopping the other " + Plural(others, "rank") + " (SIGTERM, SIGKILL after " +
-                                       Seconds(options_.grace_period) + ")"
-                                 : ""));
-        begin_stop();
-      }
-    };
-    // Ranks without a pidfd (pidfd_open unavailable, or the pid was gone before one was opened) are polled with
-    // waitpid instead.
-    auto any_without_pidfd = [&]() {
-      return std::any_of(ranks_.begin(), ranks_.end(),
-                         [](const RankProcess& p) { return p.running && p.child.pidfd < 0; });
-    };
-
-    while (true) {
-      const bool any_running = running_count() > 0 || template_running_;
-      const bool any_pipe = std::any_of(ranks_.begin(), ranks_.end(),
-                                        [](const RankProcess& p) { return p.fds[0] >= 0 || p.fds[1] >= 0; });
-      if (!any_running && !drain_until) drain_until = Clock::now() + kDrainAfterExit;
-      if (!any_running && (!any_pipe || Clock::now() >= *drain_until)) break;
-      if (any_running && give_up_at && Clock::now() >= *give_up_at) {
-        template_running_ = false;
-        for (auto& p : ranks_) {
-          if (p.running) {
-            router_.Note("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.child.pid) +
-                         ") did not exit " + Seconds(kReapAfterKill) + " after SIGKILL (stuck in the kernel?); " +
-                         "giving up on it");
-            p.running = false;
-          }
-        }
-        continue;
-      }
-      if (kill_at && Clock::now() >= *kill_at) escalate();
-      if (!stopping && attempt_deadline && Clock::now() >= *attempt_deadline) {
-        outcome.end = AttemptEnd::kTimedOut;
-        router_.Note("the ranks ran past --timeout " + Seconds(options_.timeout) + "; stopping " +
-                     Plural(running_count(), "rank"));
-        begin_stop();
-      }
-
-      // Build the poll set.
-      std::vector<pollfd> fds;
-      std::vector<std::pair<int, int>> what;  // (rank, 0/1 stream or 2 = pidfd), (-1, -1) = signals
-      for (auto& p : ranks_) {
-        for (int s = 0; s < 2; ++s) {
-          if (p.fds[s] >= 0) {
-            fds.push_back({p.fds[s], POLLIN, 0});
-            what.emplace_back(p.rank, s);
-          }
-        }
-        // A forked rank is our child only once the template is gone; until then its pidfd could not be reaped.
-        if (p.running && p.child.pidfd >= 0 && (p.ready || !template_running_)) {
-          fds.push_back({p.child.pidfd, POLLIN, 0});
-          what.emplace_back(p.rank, 2);
-        }
-      }
-      if (template_ && template_socket_open_) {
-        fds.push_back({template_->socket(), static_cast<short>(POLLIN | (template_->WantsWrite() ? POLLOUT : 0)), 0});
-        what.emplace_back(-2, 0);
-      }
-      if (template_running_ && template_->process().pidfd >= 0) {
-        fds.push_back({template_->process().pidfd, POLLIN, 0});
-        what.emplace_back(-2, 1);
-      }
-      if (signals_.fd() >= 0) {
-        fds.push_back({signals_.fd(), POLLIN, 0});
-        what.emplace_back(-1, -1);
-      }
-      Clock::time_point wake = Clock::now() + milliseconds(1000);
-      for (const auto& t : {kill_at, give_up_at, drain_until, stopping ? std::nullopt : attempt_deadline}) {
-        if (t) wake = std::min(wake, *t);
-      }
-      if (any_without_pidfd()) wake = std::min(wake, Clock::now() + kPollFallback);
-      if (template_running_ && template_->process().pidfd < 0) wake = std::min(wake, Clock::now() + kPollFallback);
-      const auto wait_ms = std::max<int64_t>(
-          0, std::chrono::duration_cast<milliseconds>(wake - Clock::now()).count() + 1);
-      const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+    if (options_.timeout.count() > 0) attempt_deadline_ = Clock::now() + options_.timeout;
+    while (!Finished()) {
+      if (GiveUpOnUnkillable()) continue;
+      ApplyDeadlines();
+      WatchPeers();
+      PollSet set = BuildPollSet();
+      const int ready = ::poll(set.fds.data(), set.fds.size(), WaitMs());
       if (ready < 0 && errno != EINTR) LAKERUN_THROW(IoError, "launch: poll: ", std::strerror(errno));
-
-      for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
-        if (fds[i].revents == 0) continue;
-        const auto [rank, kind] = what[i];
-        if (rank == -2) {
-          if (kind == 1) {
-            reap_template();
-          } else {
-            if ((fds[i].revents & POLLOUT) != 0) template_->Flush();
-            // Drain every queued message first: an 'X' may sit behind 'F's when the template's exit is seen.
-            while (template_socket_open_ && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-              const internal::ForkTemplate::Event event = template_->Read();
-              if (event.kind == internal::ForkTemplate::Event::kNothing) break;
-              on_template_event(event);
-            }
-          }
-          continue;
-        }
-        if (rank < 0) {
-          const int sig = signals_.Take();
-          if (sig == 0) continue;
-          if (!stopping) {
-            outcome.end = AttemptEnd::kInterrupted;
-            outcome.signal = sig;
-            router_.Note("received " + internal::SignalName(sig) + "; forwarding it to " +
-                         Plural(running_count(), "rank") + " (SIGKILL after " + Seconds(options_.grace_period) + ")");
-            stopping = true;
-            stop_all(sig);
-            kill_at = Clock::now() + options_.grace_period;
-          } else if (!killed) {
-            router_.Note("received " + internal::SignalName(sig) + " again; killing the ranks now");
-            escalate();
-          }
-          continue;
-        }
-        RankProcess& p = ranks_[rank];
-        if (kind == 2) {
-          reap(p);
-          continue;
-        }
-        const ssize_t n = ::read(p.fds[kind], buffer, sizeof(buffer));
-        if (n > 0) {
-          router_.Feed(rank, static_cast<internal::Stream>(kind), std::string_view(buffer, static_cast<size_t>(n)));
-        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-          router_.Finish(rank, static_cast<internal::Stream>(kind));
-          CloseFd(p.fds[kind]);
-        }
-      }
+      if (ready > 0) HandleReady(set);
       for (auto& p : ranks_) {
-        if (p.running && p.child.pidfd < 0) reap(p);
+        if (p.running && p.child.pidfd < 0) Reap(p);
       }
-      if (template_running_ && template_->process().pidfd < 0) reap_template();
+      if (template_running_ && template_->process().pidfd < 0) ReapTemplate();
     }
+    return Conclude();
+  }
+
+ private:
+  // What each entry of a poll set watches.
+  enum class Watched { kStdout, kStderr, kPidfd, kTemplateSocket, kTemplatePidfd, kSignals };
+  struct PollSet {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Watched, int>> what;  // with the rank, for kStdout, kStderr and kPidfd
+    void Add(int fd, short events, Watched watched, int rank = -1) {
+      fds.push_back({fd, events, 0});
+      what.emplace_back(watched, rank);
+    }
+  };
+
+  // The rank's number in the job (its local number plus the node's first rank).
+  int Global(int local_rank) const { return (group_ ? group_->first_rank() : 0) + local_rank; }
+
+  // Another node's failure (or a lost agent) stops this node's ranks.
+  void WatchPeers() {
+    if (group_ == nullptr || stopping_) return;
+    std::optional<internal::NodeFailure> failure = group_->Failure();
+    if (!failure || failure->node == group_->node_rank()) return;
+    outcome_.end = AttemptEnd::kPeerFailure;
+    outcome_.peer = failure;
+    router_.Note(failure->Describe() + "; stopping the " + Plural(RunningCount(), "rank") + " of this node (" +
+                 "SIGTERM, SIGKILL after " + Seconds(options_.grace_period) + ")");
+    BeginStop();
+  }
+
+  // Tells the other nodes' agents what failed here: rank `local_rank` (-1: the agent itself).
+  void PublishLocal(int local_rank, int pid, const std::string& cause, int exit_code) {
+    if (group_ == nullptr) return;
+    internal::NodeFailure failure;
+    failure.node = group_->node_rank();
+    failure.host = group_->host();
+    failure.rank = local_rank < 0 ? -1 : Global(local_rank);
+    failure.pid = pid;
+    failure.cause = cause;
+    failure.exit_code = exit_code;
+    group_->Publish(failure);
+  }
+
+  int RunningCount() const {
+    return static_cast<int>(
+        std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
+  }
+
+  void StopAll(int sig) {
+    for (auto& p : ranks_) {
+      if (p.running) Kill(p, sig);
+    }
+    if (template_running_) internal::KillGroup(template_->process().pid, sig);
+  }
+
+  // SIGTERM to every rank, SIGKILL after the grace period.
+  void BeginStop() {
+    stopping_ = true;
+    StopAll(SIGTERM);
+    kill_at_ = Clock::now() + options_.grace_period;
+  }
+
+  void Escalate() {
+    StopAll(SIGKILL);
+    killed_ = true;
+    kill_at_.reset();
+    give_up_at_ = Clock::now() + kReapAfterKill;
+  }
+
+  // True once every rank (and the template) is gone and the pipes are drained, or the bounded drain has passed.
+  bool Finished() {
+    const bool any_running = RunningCount() > 0 || template_running_;
+    const bool any_pipe =
+        std::any_of(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.fds[0] >= 0 || p.fds[1] >= 0; });
+    if (!any_running && !drain_until_) drain_until_ = Clock::now() + kDrainAfterExit;
+    return !any_running && (!any_pipe || Clock::now() >= *drain_until_);
+  }
+
+  // Ranks still there kReapAfterKill after SIGKILL (stuck in the kernel) are given up on: true when that happened.
+  bool GiveUpOnUnkillable() {
+    const bool any_running = RunningCount() > 0 || template_running_;
+    if (!any_running || !give_up_at_ || Clock::now() < *give_up_at_) return false;
+    template_running_ = false;
+    for (auto& p : ranks_) {
+      if (p.running) {
+        router_.Note("rank " + std::to_string(Global(p.rank)) + " (pid " + std::to_string(p.child.pid) +
+                     ") did not exit " + Seconds(kReapAfterKill) + " after SIGKILL (stuck in the kernel?); " +
+                     "giving up on it");
+        p.running = false;
+      }
+    }
+    return true;
+  }
+
+  // The SIGKILL escalation and the attempt's --timeout.
+  void ApplyDeadlines() {
+    if (kill_at_ && Clock::now() >= *kill_at_) Escalate();
+    if (!stopping_ && attempt_deadline_ && Clock::now() >= *attempt_deadline_) {
+      outcome_.end = AttemptEnd::kTimedOut;
+      PublishLocal(-1, ::getpid(), "stopped the job: its ranks ran past --timeout " + Seconds(options_.timeout), 124);
+      router_.Note("the ranks ran past --timeout " + Seconds(options_.timeout) + "; stopping " +
+                   Plural(RunningCount(), "rank"));
+      BeginStop();
+    }
+  }
+
+  PollSet BuildPollSet() const {
+    PollSet set;
+    for (const auto& p : ranks_) {
+      if (p.fds[0] >= 0) set.Add(p.fds[0], POLLIN, Watched::kStdout, p.rank);
+      if (p.fds[1] >= 0) set.Add(p.fds[1], POLLIN, Watched::kStderr, p.rank);
+      // A forked rank is our child only once the template is gone; until then its pidfd could not be reaped.
+      if (p.running && p.child.pidfd >= 0 && (p.ready || !template_running_)) {
+        set.Add(p.child.pidfd, POLLIN, Watched::kPidfd, p.rank);
+      }
+    }
+    if (template_ && template_socket_open_) {
+      set.Add(template_->socket(), static_cast<short>(POLLIN | (template_->WantsWrite() ? POLLOUT : 0)),
+              Watched::kTemplateSocket);
+    }
+    if (template_running_ && template_->process().pidfd >= 0) {
+      set.Add(template_->process().pidfd, POLLIN, Watched::kTemplatePidfd);
+    }
+    if (signals_.fd() >= 0) set.Add(signals_.fd(), POLLIN, Watched::kSignals);
+    return set;
+  }
+
+  // Milliseconds until the nearest deadline, at most 1 s; the fallback period while some process has no pidfd.
+  int WaitMs() const {
+    Clock::time_point wake = Clock::now() + milliseconds(1000);
+    for (const auto& t : {kill_at_, give_up_at_, drain_until_, stopping_ ? std::nullopt : attempt_deadline_}) {
+      if (t) wake = std::min(wake, *t);
+    }
+    const bool any_without_pidfd =
+        std::any_of(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running && p.child.pidfd < 0; });
+    if (any_without_pidfd) wake = std::min(wake, Clock::now() + kPollFallback);
+    if (group_ != nullptr && !stopping_) wake = std::min(wake, Clock::now() + kPeerPoll);
+    if (template_running_ && template_->process().pidfd < 0) wake = std::min(wake, Clock::now() + kPollFallback);
+    return static_cast<int>(
+        std::max<int64_t>(0, std::chrono::duration_cast<milliseconds>(wake - Clock::now()).count() + 1));
+  }
+
+  void HandleReady(const PollSet& set) {
+    for (size_t i = 0; i < set.fds.size(); ++i) {
+      const short revents = set.fds[i].revents;
+      if (revents == 0) continue;
+      const auto [watched, rank] = set.what[i];
+      switch (watched) {
+        case Watched::kStdout: ReadOutput(ranks_[rank], 0); break;
+        case Watched::kStderr: ReadOutput(ranks_[rank], 1); break;
+        case Watched::kPidfd: Reap(ranks_[rank]); break;
+        case Watched::kTemplatePidfd: ReapTemplate(); break;
+        case Watched::kTemplateSocket: ServeTemplate(revents); break;
+        case Watched::kSignals: OnSignal(); break;
+      }
+    }
+  }
+
+  void ReadOutput(RankProcess& p, int stream) {
+    const ssize_t n = ::read(p.fds[stream], buffer_.data(), buffer_.size());
+    if (n > 0) {
+      router_.Feed(p.rank, static_cast<internal::Stream>(stream),
+                   std::string_view(buffer_.data(), static_cast<size_t>(n)));
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      router_.Finish(p.rank, static_cast<internal::Stream>(stream));
+      CloseFd(p.fds[stream]);
+    }
+  }
+
+  void ServeTemplate(short revents) {
+    if ((revents & POLLOUT) != 0) template_->Flush();
+    // Drain every queued message first: an 'X' may sit behind 'F's when the template's exit is seen.
+    while (template_socket_open_ && (revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      const internal::ForkTemplate::Event event = template_->Read();
+      if (event.kind == internal::ForkTemplate::Event::kNothing) break;
+      OnTemplateEvent(event);
+    }
+  }
+
+  // SIGINT/SIGTERM to the launcher: forwarded to the ranks; a second one escalates to SIGKILL.
+  void OnSignal() {
+    const int sig = signals_.Take();
+    if (sig == 0) return;
+    if (!stopping_) {
+      outcome_.end = AttemptEnd::kInterrupted;
+      outcome_.signal = sig;
+      PublishLocal(-1, ::getpid(), "was stopped by " + internal::SignalName(sig), 128 + sig);
+      router_.Note("received " + internal::SignalName(sig) + "; forwarding it to " + Plural(RunningCount(), "rank") +
+                   " (SIGKILL after " + Seconds(options_.grace_period) + ")");
+      stopping_ = true;
+      StopAll(sig);
+      kill_at_ = Clock::now() + options_.grace_period;
+    } else if (!killed_) {
+      router_.Note("received " + internal::SignalName(sig) + " again; killing the ranks now");
+      Escalate();
+    }
+  }
+
+  void OnTemplateEvent(const internal::ForkTemplate::Event& event) {
+    using Event = internal::ForkTemplate::Event;
+    const bool known_rank = event.rank >= 0 && event.rank < static_cast<int>(ranks_.size());
+    if (event.kind == Event::kForked && known_rank && !ranks_[event.rank].running) {
+      RankProcess& p = ranks_[event.rank];
+      p.child.pid = event.pid;
+      p.child.pidfd = internal::OpenPidfd(event.pid);
+      p.running = true;
+      ++forked_;
+      // The rank's own group (its pid) is watched before the rank can start anything: it waits for the template's
+      // exit, which waits for ReleaseRanks. Until it leaves the template's group, that group's watch covers it.
+      guard_.Watch(event.pid);
+      if (forked_ == static_cast<int>(ranks_.size())) template_->ReleaseRanks();
+      if (stopping_) Kill(p, killed_ ? SIGKILL : SIGTERM);
+    } else if (event.kind == Event::kReady && known_rank && ranks_[event.rank].running) {
+      ranks_[event.rank].ready = true;
+    } else if (event.kind == Event::kFailed) {
+      template_failure_ = event.text;
+    } else if (event.kind == Event::kClosed) {
+      template_socket_open_ = false;
+    }
+  }
+
+  // Fork start: the template's exit, and what it said. A template that dies before forking every rank fails the
+  // attempt as rank 0 (whose environment and output it had); one that exits 0 without forking never reached its
+  // fork point, and a refusal ('X') is a usage error: both are thrown, as a rank that cannot be exec'd is.
+  void ReapTemplate() {
+    int status = 0;
+    const pid_t r = ::waitpid(template_->process().pid, &status, WNOHANG);
+    if (r != template_->process().pid) return;
+    template_running_ = false;
+    RankExit exit;
+    exit.rank = 0;
+    if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+    template_exit_ = exit;
+    // What it said before exiting is already queued on the socket, but its exit may be seen first: read it all.
+    while (template_socket_open_) {
+      const internal::ForkTemplate::Event event = template_->Read();
+      if (event.kind == internal::ForkTemplate::Event::kNothing) break;
+      OnTemplateEvent(event);
+    }
+    if (!template_failure_.empty()) {
+      LAKERUN_THROW(ConfigError, "launch --start-method fork: ", template_failure_);
+    }
+    if (forked_ == static_cast<int>(ranks_.size()) || stopping_) return;
+    if (exit.signal == 0 && exit.exit_code == 0) {
+      LAKERUN_THROW(ConfigError, "launch --start-method fork: ", options_.command.front(), " exited with code 0 ",
+                    "without reaching its fork point (lakerun::dist::Init(), lakerun::launch::MaybeRunRank() or ",
+                    "lakerun::ForkPoint()), so no rank was started; fork start needs a C++ program on ",
+                    "lakerun, any other program runs with --start-method exec");
+    }
+    exit.rank = Global(0);
+    outcome_.end = AttemptEnd::kFailure;
+    outcome_.failure = exit;
+    PublishLocal(0, template_->process().pid, exit.Describe() + " before its fork point",
+                 exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
+    router_.Note("rank " + std::to_string(exit.rank) + " " + exit.Describe() +
+                 " before its fork point (as the fork-start template)" +
+                 (forked_ > 0 ? "; stopping the " + Plural(forked_, "rank") + " already forked" : ""));
+    BeginStop();
+  }
+
+  // Reaps `p` if it has exited; the first failure stops the others.
+  void Reap(RankProcess& p) {
+    // Peek first: while the leader is an unreaped zombie its process-group id cannot be reused, so killing
+    // what is left of its group (the rank's own children) cannot hit an unrelated process.
+    siginfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    if (::waitid(P_PID, static_cast<id_t>(p.child.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != p.child.pid) {
+      return;
+    }
+    Kill(p, SIGKILL);
+    int status = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(p.child.pid, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    if (r != p.child.pid) return;
+    p.running = false;
+    p.status = status;
+    CloseFd(p.child.pidfd);
+    RankExit exit;
+    exit.rank = Global(p.rank);
+    if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+    p.exit = exit;
+    const bool failed = exit.signal != 0 || exit.exit_code != 0;
+    if (failed && !stopping_) {
+      outcome_.end = AttemptEnd::kFailure;
+      outcome_.failure = exit;
+      PublishLocal(p.rank, p.child.pid, exit.Describe(), exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
+      const int others = RunningCount();
+      router_.Note("rank " + std::to_string(exit.rank) + " " + exit.Describe() +
+                   (others > 0 ? "; stopping the other " + Plural(others, "rank") + " (SIGTERM, SIGKILL after " +
+                                     Seconds(options_.grace_period) + ")"
+                               : ""));
+      BeginStop();
+    }
+  }
+
+  // Closes what is left of the pipes and collects every rank's exit.
+  AttemptOutcome Conclude() {
     for (auto& p : ranks_) {
       for (int s = 0; s < 2; ++s) {
         if (p.fds[s] >= 0) {
@@ -518,14 +603,17 @@ class Attempt {
         }
       }
     }
+    AttemptOutcome outcome = outcome_;
+    for (const auto& p : ranks_) outcome.exits.push_back(p.exit);
+    // Fork start: a template that died before forking rank 0 was rank 0 (its environment, and any run it started).
+    if (!outcome.exits.empty() && !outcome.exits[0] && ranks_[0].child.pid <= 0) outcome.exits[0] = template_exit_;
     return outcome;
   }
-
- private:
   const LaunchOptions& options_;
   internal::OutputRouter& router_;
   internal::SignalWatch& signals_;
   internal::OrphanGuard& guard_;
+  internal::NodeGroup* group_;
   // Threads that started ranks (Spawn), parked until the destructor releases and joins them.
   std::vector<std::thread> spawners_;
   std::mutex spawn_mu_;
@@ -539,7 +627,31 @@ class Attempt {
   bool template_socket_open_ = true;
   int forked_ = 0;
   std::string template_failure_;
+  std::optional<RankExit> template_exit_;  // once reaped, as rank 0
+  // Supervise's state.
+  std::optional<Clock::time_point> attempt_deadline_;  // --timeout
+  std::optional<Clock::time_point> kill_at_;           // SIGKILL escalation
+  std::optional<Clock::time_point> give_up_at_;        // bounded wait after SIGKILL
+  std::optional<Clock::time_point> drain_until_;       // bounded drain after every rank exited
+  bool stopping_ = false;
+  bool killed_ = false;
+  AttemptOutcome outcome_;
+  std::array<char, 65536> buffer_;
 };
+
+// LaunchOptions::after_attempt, whose failure is a warning: the job's outcome is the ranks'.
+void AfterAttempt(const LaunchOptions& options, int attempt, const std::vector<std::optional<RankExit>>& exits,
+                  internal::OutputRouter& router) {
+  if (!options.after_attempt) return;
+  AttemptReport report;
+  report.attempt = attempt;
+  report.exits = exits;
+  try {
+    for (const std::string& line : options.after_attempt(report)) router.Note(line);
+  } catch (const std::exception& e) {
+    router.Note("warning: after attempt " + std::to_string(attempt) + ": " + e.what());
+  }
+}
 
 int64_t RealtimeNs() {
   timespec ts;
@@ -547,122 +659,304 @@ int64_t RealtimeNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+void AppendStderrTail(int rank, const std::vector<std::string>& tail, std::string* report) {
+  if (tail.empty()) {
+    *report += "\n[lakerun] rank " + std::to_string(rank) + " wrote nothing to stderr";
+    return;
+  }
+  *report += "\n[lakerun] last lines of rank " + std::to_string(rank) + "'s stderr:";
+  for (const auto& line : tail) *report += "\n[lakerun]   | " + line;
+}
+
+void CheckOptions(const LaunchOptions& options) {
+  LAKERUN_CHECK_AS(ConfigError, options.processes >= 1, "launch: -n/--processes must be at least 1, got ",
+                   options.processes);
+  LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
+                   "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
+  LAKERUN_CHECK_AS(ConfigError, options.grace_period.count() >= 0, "launch: --grace-period must not be negative, got ",
+                   options.grace_period.count(), " ms");
+  LAKERUN_CHECK_AS(ConfigError, options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ",
+                   options.max_restarts);
+  LAKERUN_CHECK_AS(ConfigError, options.timeout.count() >= 0, "launch: --timeout must not be negative");
+  LAKERUN_CHECK_AS(ConfigError, options.nnodes >= 1 && options.node_rank >= 0 && options.node_rank < options.nnodes,
+                   "launch: --node-rank ", options.node_rank, " is outside 0..", options.nnodes - 1);
+  LAKERUN_CHECK_AS(ConfigError, options.nnodes == 1 || options.master_port > 0, "launch: --nnodes ", options.nnodes,
+                   " needs --master-port, the same on every node");
+}
+
+// --use-gpu: one visible GPU per rank, `*n` capped to the visible ones (with a warning). Empty without --use-gpu.
+std::vector<std::string> ChooseGpus(const LaunchOptions& options, int* n) {
+  if (!options.use_gpu) return {};
+  VisibleGpus visible = DetectVisibleGpus();
+  if (visible.ids.empty()) {
+    LAKERUN_THROW(ConfigError, "launch: --use-gpu: no GPU is visible (CUDA_VISIBLE_DEVICES ",
+                  std::getenv("CUDA_VISIBLE_DEVICES") ? "= '" + std::string(std::getenv("CUDA_VISIBLE_DEVICES")) + "'"
+                                                      : std::string("unset"),
+                  ", no /proc/driver/nvidia/gpus entries, `nvidia-smi -L` lists none); run without --use-gpu "
+                  "for CPU ranks");
+  }
+  if (*n > static_cast<int>(visible.ids.size())) {
+    internal::WriteAll(options.stderr_fd,
+                       "[lakerun] warning: -n " + std::to_string(*n) + " is more than the " +
+                           Plural(static_cast<int>(visible.ids.size()), "GPU") + " visible (from " + visible.source +
+                           "); starting " + Plural(static_cast<int>(visible.ids.size()), "rank") +
+                           ", one per GPU\n");
+    *n = static_cast<int>(visible.ids.size());
+  }
+  return std::vector<std::string>(visible.ids.begin(), visible.ids.begin() + *n);
+}
+
+// What the ranks of one attempt of this node share, for their environments.
+struct RankEnvBase {
+  std::vector<std::string> inherited;
+  std::vector<std::string> gpus;
+  int first_rank = 0;
+  int world = 1;
+  int cores = 1;
+  bool console_is_terminal = false;
+  std::string run_id;
+};
+
+std::vector<std::vector<std::string>> RankEnvironments(const LaunchOptions& options, const RankEnvBase& base,
+                                                       int attempt, int n, const internal::HostedStore& store) {
+  std::vector<std::vector<std::string>> envs;
+  for (int rank = 0; rank < n; ++rank) {
+    internal::RankEnvSpec spec;
+    spec.rank = base.first_rank + rank;
+    spec.local_rank = rank;
+    spec.world_size = base.world;
+    spec.local_world_size = n;
+    spec.group_rank = options.node_rank;
+    spec.group_world_size = options.nnodes;
+    store.Describe(&spec);
+    spec.restart_count = attempt;
+    spec.max_restarts = options.max_restarts;
+    spec.run_id = base.run_id;
+    spec.gpu = base.gpus.empty() ? "" : base.gpus[rank];
+    spec.cores = base.cores;
+    spec.console_is_terminal = base.console_is_terminal;
+    spec.extra = options.extra_env;
+    envs.push_back(internal::BuildRankEnvironment(base.inherited, spec));
+  }
+  return envs;
+}
+
+// One node: the first failure of the last attempt, with the last lines of the rank's stderr.
+void ReportFailure(const LaunchOptions& options, int attempt, int n, const RankExit& failure,
+                   internal::OutputRouter& router, LaunchResult* result) {
+  result->failure = failure;
+  result->failure_stderr_tail = router.StderrTail(failure.rank);
+  result->exit_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
+  std::string report = "error: rank " + std::to_string(failure.rank) + " " + failure.Describe() +
+                       " (first failure of " + Plural(n, "rank");
+  if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
+  report += "); exit code " + std::to_string(result->exit_code);
+  AppendStderrTail(failure.rank, result->failure_stderr_tail, &report);
+  router.Note(report);
+}
+
+internal::OutputRouter::Options RouterOptions(const LaunchOptions& options, int n, int first_rank, bool live) {
+  internal::OutputRouter::Options router;
+  router.ranks = n;
+  router.first_rank = first_rank;
+  router.stdout_fd = options.stdout_fd;
+  router.stderr_fd = options.stderr_fd;
+  router.show_ranks = options.show_ranks;
+  router.log_dir = options.log_dir;
+  router.live = live;
+  return router;
+}
+
+// This agent, stopped by `sig` while it waited for the other nodes.
+internal::NodeFailure AgentStopped(const internal::NodeGroup& group, int sig) {
+  const std::string cause = "was stopped by " + internal::SignalName(sig);
+  return {group.node_rank(), group.host(), -1, static_cast<int>(::getpid()), cause, 128 + sig};
+}
+
+void ReportTiming(Clock::time_point started, Clock::time_point store_ready, int n, internal::OutputRouter& router) {
+  const auto ms = [&](Clock::time_point t) { return std::chrono::duration<double, std::milli>(t - started).count(); };
+  const Clock::time_point all_exec = Clock::now();
+  const int64_t main_realtime =
+      RealtimeNs() - std::chrono::duration_cast<std::chrono::nanoseconds>(all_exec - started).count();
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "timing: launcher_start_realtime_ns=%lld store_ready_ms=%.3f all_ranks_execed_ms=%.3f ranks=%d",
+                static_cast<long long>(main_realtime), ms(store_ready), ms(all_exec), n);
+  router.Note(line);
+}
+
+// A job of several nodes: this launcher joins the others as its node's agent (nullptr for one node).
+std::unique_ptr<internal::NodeGroup> JoinNodes(const LaunchOptions& options, int n, internal::HostedStore& store) {
+  if (options.nnodes == 1) return nullptr;
+  internal::NodeGroupOptions group;
+  group.nnodes = options.nnodes;
+  group.node_rank = options.node_rank;
+  group.nproc = n;
+  group.rdzv_id = options.rdzv_id;
+  group.store_address = options.master_addr + ":" + std::to_string(options.master_port);
+  group.join_timeout = options.join_timeout;
+  group.heartbeat_timeout = options.heartbeat_timeout;
+  return std::make_unique<internal::NodeGroup>(group, store.agents());
+}
+
+// Leaves the node group however Launch ends; an agent that ends by an exception first tells the others, so they
+// stop at once instead of waiting for its heartbeat to go quiet.
+struct NodeLeaver {
+  internal::NodeGroup* group;
+  ~NodeLeaver() {
+    if (group == nullptr) return;
+    try {
+      if (std::uncaught_exceptions() > 0) {
+        group->Publish({group->node_rank(), group->host(), -1, static_cast<int>(::getpid()),
+                        "stopped with an error (see its output)", 1});
+        group->AgreedFailure();
+      }
+      group->Leave();
+    } catch (const std::exception&) {
+      // The others find this agent lost through its heartbeat.
+    }
+  }
+};
+
+// The failure every node reports for the attempt: the first one published in the store, else this node's own.
+internal::NodeFailure NodeFailureOf(const AttemptOutcome& outcome, internal::NodeGroup& group) {
+  if (std::optional<internal::NodeFailure> agreed = group.AgreedFailure()) return *agreed;
+  if (outcome.peer) return *outcome.peer;
+  const RankExit& exit = outcome.failure;
+  return {group.node_rank(), group.host(), exit.rank, 0, exit.Describe(),
+          exit.signal != 0 ? 128 + exit.signal : exit.exit_code};
+}
+
+// Every node's agent decides alike from the agreed failure: restart the whole job after a rank's failure while
+// --max-restarts allows; never after a lost agent (it does not come back).
+bool RestartNodes(const LaunchOptions& options, int attempt, int world, const AttemptOutcome& outcome,
+                  internal::NodeGroup& group, internal::OutputRouter& router) {
+  const internal::NodeFailure failure = NodeFailureOf(outcome, group);
+  if (failure.rank < 0 || attempt >= options.max_restarts) return false;
+  const std::string message = "restarting all " + Plural(world, "rank") + " of " + Plural(options.nnodes, "node") +
+                              " (restart " + std::to_string(attempt + 1) + " of " +
+                              std::to_string(options.max_restarts) + ") after: " + failure.Describe();
+  router.Note(message);
+  router.NoteInLogs(message);
+  return true;
+}
+
+void ReportNodeFailure(const LaunchOptions& options, int attempt, int world, const AttemptOutcome& outcome,
+                       internal::NodeGroup& group, internal::OutputRouter& router, LaunchResult* result) {
+  const internal::NodeFailure failure = NodeFailureOf(outcome, group);
+  result->exit_code = failure.exit_code;
+  result->failure_node = failure.node;
+  result->failure_report = failure.Describe();
+  std::string report = "error: " + failure.Describe() + " (first failure of " + Plural(world, "rank") + " on " +
+                       Plural(options.nnodes, "node");
+  if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
+  report += "); exit code " + std::to_string(result->exit_code);
+  const bool local = outcome.end == AttemptEnd::kFailure && failure.node == group.node_rank() &&
+                     failure.rank == outcome.failure.rank;
+  if (local) {
+    result->failure = outcome.failure;
+    result->failure_stderr_tail = router.StderrTail(failure.rank - group.first_rank());
+    AppendStderrTail(failure.rank, result->failure_stderr_tail, &report);
+  } else if (failure.rank >= 0 && failure.node != group.node_rank()) {
+    report += "\n[lakerun] its output is in node " + std::to_string(failure.node) + "'s launcher output";
+  }
+  router.Note(report);
+}
+
 }  // namespace
 
 LaunchResult Launch(const LaunchOptions& options) {
   const Clock::time_point started = options.started_at.value_or(Clock::now());
-  LAKERUN_CHECK(options.processes >= 1, "launch: -n/--processes must be at least 1, got ", options.processes);
-  LAKERUN_CHECK(!options.command.empty(), "launch: no program given (expected `-- PROGRAM [ARGS...]`)");
-  LAKERUN_CHECK(options.grace_period.count() >= 0, "launch: --grace-period must not be negative, got ",
-                options.grace_period.count(), " ms");
-  LAKERUN_CHECK(options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ", options.max_restarts);
-  LAKERUN_CHECK(options.timeout.count() >= 0, "launch: --timeout must not be negative");
+  CheckOptions(options);
 
   int n = options.processes;
-  std::vector<std::string> gpus;
-  if (options.use_gpu) {
-    VisibleGpus visible = DetectVisibleGpus();
-    if (visible.ids.empty()) {
-      LAKERUN_THROW(ConfigError, "launch: --use-gpu: no GPU is visible (CUDA_VISIBLE_DEVICES ",
-                    std::getenv("CUDA_VISIBLE_DEVICES") ? "= '" + std::string(std::getenv("CUDA_VISIBLE_DEVICES")) + "'"
-                                                        : std::string("unset"),
-                    ", no /proc/driver/nvidia/gpus entries, `nvidia-smi -L` lists none); run without --use-gpu "
-                    "for CPU ranks");
-    }
-    if (n > static_cast<int>(visible.ids.size())) {
-      internal::WriteAll(options.stderr_fd,
-                         "[lakerun] warning: -n " + std::to_string(n) + " is more than the " +
-                             Plural(static_cast<int>(visible.ids.size()), "GPU") + " visible (from " + visible.source +
-                             "); starting " + Plural(static_cast<int>(visible.ids.size()), "rank") +
-                             ", one per GPU\n");
-      n = static_cast<int>(visible.ids.size());
-    }
-    gpus.assign(visible.ids.begin(), visible.ids.begin() + n);
-  }
-  for (int r : options.show_ranks) {
-    LAKERUN_CHECK(r >= 0 && r < n, "launch: --ranks: rank ", r, " is outside 0..", n - 1);
-  }
+  const std::vector<std::string> gpus = ChooseGpus(options, &n);
   const std::string path = internal::ResolveProgram(options.command.front());
 
-  std::unique_ptr<StoreServer> own_store;
-  StoreServer* store = options.store;
-  if (store == nullptr) {
-    StoreServerOptions store_options;
-    store_options.host = options.master_addr;
-    own_store = StoreServer::Start(store_options);
-    store = own_store.get();
+  internal::HostedStore store = internal::HostStore(options);
+  std::unique_ptr<internal::NodeGroup> group = JoinNodes(options, n, store);
+  const int first_rank = group ? group->first_rank() : 0;
+  const int world = group ? group->world_size() : n;
+  for (int r : options.show_ranks) {
+    LAKERUN_CHECK_AS(ConfigError, r >= 0 && r < world, "launch: --ranks: rank ", r, " is outside 0..", world - 1);
   }
   const Clock::time_point store_ready = Clock::now();
 
   LaunchResult result;
-  result.run_id = options.run_id.empty() ? internal::RandomRunId() : options.run_id;
+  result.run_id = !options.run_id.empty() ? options.run_id
+                  : group                 ? options.rdzv_id  // as torchrun: the same on every node
+                                          : internal::RandomRunId();
   result.processes = n;
-  internal::OutputRouter::Options router_options;
-  router_options.ranks = n;
-  router_options.stdout_fd = options.stdout_fd;
-  router_options.stderr_fd = options.stderr_fd;
-  router_options.show_ranks = options.show_ranks;
-  router_options.log_dir = options.log_dir;
-  internal::OutputRouter router(router_options);
-  internal::SignalWatch signals(options.forward_signals);
+  RankEnvBase rank_env;
+  rank_env.inherited = internal::CurrentEnvironment();
+  rank_env.gpus = gpus;
+  rank_env.first_rank = first_rank;
+  rank_env.world = world;
+  rank_env.cores = internal::AvailableCores();
+  // Progress bars: ranks draw one when the launcher's console is a terminal, and the router shows it live.
+  rank_env.console_is_terminal = ::isatty(options.stderr_fd) == 1;
+  rank_env.run_id = result.run_id;
+  internal::OutputRouter router(RouterOptions(options, n, first_rank, rank_env.console_is_terminal));
+  internal::SignalWatch signals(options.forward_signals, options.take_signal_handlers);
   internal::OrphanGuard guard;
-  const std::vector<std::string> base_env = internal::CurrentEnvironment();
-  const int cores = internal::AvailableCores();
   const bool report_timing = std::getenv("LAKERUN_LAUNCH_TIMING") != nullptr;
+  // A signal that arrives while the agent waits for the other nodes (between attempts, or after its ranks ended).
+  int waiting_signal = 0;
+  const auto interrupted = [&] {
+    if (waiting_signal == 0) waiting_signal = signals.Take();
+    return waiting_signal != 0;
+  };
+  NodeLeaver leaver{group.get()};
 
   for (int attempt = 0;; ++attempt) {
-    std::vector<std::vector<std::string>> envs;
-    for (int rank = 0; rank < n; ++rank) {
-      internal::RankEnvSpec spec;
-      spec.rank = rank;
-      spec.local_rank = rank;
-      spec.world_size = n;
-      spec.local_world_size = n;
-      spec.master_addr = store->host();
-      spec.master_port = store->port();
-      spec.restart_count = attempt;
-      spec.max_restarts = options.max_restarts;
-      spec.run_id = result.run_id;
-      spec.gpu = gpus.empty() ? "" : gpus[rank];
-      spec.cores = cores;
-      spec.extra = options.extra_env;
-      envs.push_back(internal::BuildRankEnvironment(base_env, spec));
+    AttemptOutcome outcome;
+    if (group) outcome.peer = group->BeginAttempt(attempt, interrupted);
+    if (outcome.peer) {
+      outcome.end = AttemptEnd::kPeerFailure;
+    } else if (waiting_signal == 0) {
+      const std::vector<std::vector<std::string>> envs = RankEnvironments(options, rank_env, attempt, n, store);
+      router.ResetTails();
+      Attempt run(options, router, signals, guard, group.get());
+      run.Spawn(path, envs);
+      if (report_timing && attempt == 0) ReportTiming(started, store_ready, n, router);
+      outcome = run.Supervise();
+      AfterAttempt(options, attempt, outcome.exits, router);
+      if (outcome.end == AttemptEnd::kSuccess && group) {
+        outcome.peer = group->FinishAttempt(interrupted);
+        if (outcome.peer) outcome.end = AttemptEnd::kPeerFailure;
+      }
     }
-    router.ResetTails();
-    Attempt run(options, router, signals, guard);
-    run.Spawn(path, envs);
-    if (report_timing && attempt == 0) {
-      const auto ms = [&](Clock::time_point t) {
-        return std::chrono::duration<double, std::milli>(t - started).count();
-      };
-      const Clock::time_point all_exec = Clock::now();
-      const int64_t main_realtime =
-          RealtimeNs() - std::chrono::duration_cast<std::chrono::nanoseconds>(all_exec - started).count();
-      char line[256];
-      std::snprintf(line, sizeof(line),
-                    "timing: launcher_start_realtime_ns=%lld store_ready_ms=%.3f all_ranks_execed_ms=%.3f ranks=%d",
-                    static_cast<long long>(main_realtime), ms(store_ready), ms(all_exec), n);
-      router.Note(line);
+    if (waiting_signal != 0 && outcome.end != AttemptEnd::kPeerFailure) {
+      outcome.end = AttemptEnd::kInterrupted;
+      outcome.signal = waiting_signal;
+      if (group) group->Publish(AgentStopped(*group, waiting_signal));
     }
-    const AttemptOutcome outcome = run.Supervise();
     result.restarts = attempt;
     switch (outcome.end) {
       case AttemptEnd::kSuccess:
         result.exit_code = 0;
         return result;
       case AttemptEnd::kInterrupted:
+        if (group) group->AgreedFailure();  // the other nodes learn it before this agent leaves
         result.interrupted_by = outcome.signal;
         result.exit_code = 128 + outcome.signal;
         router.Note("stopped by " + internal::SignalName(outcome.signal) + "; exit code " +
                     std::to_string(result.exit_code));
         return result;
       case AttemptEnd::kTimedOut:
+        if (group) group->AgreedFailure();
         result.timed_out = true;
         result.exit_code = 124;
         router.Note("error: timed out after " + Seconds(options.timeout) + "; exit code 124");
         return result;
       case AttemptEnd::kFailure:
+      case AttemptEnd::kPeerFailure:
         break;
+    }
+    if (group) {
+      if (RestartNodes(options, attempt, world, outcome, *group, router)) continue;
+      ReportNodeFailure(options, attempt, world, outcome, *group, router, &result);
+      return result;
     }
     const RankExit& failure = outcome.failure;
     const std::string cause = "rank " + std::to_string(failure.rank) + " " + failure.Describe();
@@ -673,19 +967,7 @@ LaunchResult Launch(const LaunchOptions& options) {
       router.NoteInLogs(message);
       continue;
     }
-    result.failure = failure;
-    result.failure_stderr_tail = router.StderrTail(failure.rank);
-    result.exit_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
-    std::string report = "error: " + cause + " (first failure of " + Plural(n, "rank");
-    if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
-    report += "); exit code " + std::to_string(result.exit_code);
-    if (result.failure_stderr_tail.empty()) {
-      report += "\n[lakerun] rank " + std::to_string(failure.rank) + " wrote nothing to stderr";
-    } else {
-      report += "\n[lakerun] last lines of rank " + std::to_string(failure.rank) + "'s stderr:";
-      for (const auto& line : result.failure_stderr_tail) report += "\n[lakerun]   | " + line;
-    }
-    router.Note(report);
+    ReportFailure(options, attempt, n, failure, router, &result);
     return result;
   }
 }

@@ -4,6 +4,11 @@
 // concurrent launchers. Every wait is bounded; the fixture kills every process a test started, also on failure.
 #include "launch/launcher_test_fixture.h"
 
+#include <termios.h>
+
+#include <atomic>
+#include <stdexcept>
+
 #include "lakerun/base/error.h"
 #include "lakerun/launch/command.h"
 #include "lakerun_testing/child_process.h"
@@ -161,6 +166,36 @@ TEST_F(LauncherTest, SigtermToTheLauncherIsForwardedAndLeavesNoProcess) {
 
 TEST_F(LauncherTest, SigkillToTheLauncherLeavesNoProcess) { SignalTheLauncherOfThreeRanks(SIGKILL, {}, {}); }
 
+// An interpreter's SIGINT handler (Python's) is set aside while Launch runs with take_signal_handlers: SIGINT stops
+// the ranks and is reported; the handler is back afterwards and did not run.
+std::atomic<int> g_own_handler_calls{0};
+void OwnHandler(int) { g_own_handler_calls.fetch_add(1); }
+
+TEST_F(LauncherTest, TakeSignalHandlersForwardsSigintDespiteAHandlerAndPutsItBack) {
+  struct sigaction own {}, previous {}, after {};
+  own.sa_handler = OwnHandler;
+  sigemptyset(&own.sa_mask);
+  ASSERT_EQ(::sigaction(SIGINT, &own, &previous), 0);
+  auto options = Options(2, {"--pidfile", pid_dir(), "--sleep", "60"});
+  options.take_signal_handlers = true;
+  options.grace_period = std::chrono::milliseconds(500);
+  std::thread interrupter([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(::getpid(), SIGINT);
+  });
+  const auto start = Clock::now();
+  Finished f = RunInProcess(options);
+  interrupter.join();
+  ::sigaction(SIGINT, nullptr, &after);
+  ::sigaction(SIGINT, &previous, nullptr);
+  EXPECT_EQ(f.exit_code, 128 + SIGINT) << f.err;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+  EXPECT_THAT(f.err, HasSubstr("received SIGINT"));
+  EXPECT_EQ(after.sa_handler, &OwnHandler);
+  EXPECT_EQ(g_own_handler_calls.load(), 0);
+  EXPECT_THAT(Survivors(), ::testing::IsEmpty());
+}
+
 TEST_F(LauncherTest, TwoConcurrentLaunchesBothSucceed) {
   const pid_t a = Start({"-n", "2", "--", rank_, "--print-env", "--sleep", "0.5"}, "a");
   const pid_t b = Start({"-n", "2", "--", rank_, "--print-env", "--sleep", "0.5"}, "b");
@@ -187,6 +222,38 @@ TEST_F(LauncherTest, MaxRestartsRestartsAllRanksAfterAFailure) {
   EXPECT_THAT(f.out, HasSubstr("[rank1] TORCHELASTIC_MAX_RESTARTS=2\n"));
   EXPECT_TRUE(Exists(PidFile(0, 1)));
   EXPECT_FALSE(Exists(PidFile(0, 2)));
+}
+
+// after_attempt hears how every rank of each attempt ended, before the restart and before Launch returns; the lines
+// it returns are the launcher's notes, and an exception it throws only a warning.
+TEST_F(LauncherTest, AfterAttemptHearsHowEachRankEndedBeforeTheRestart) {
+  auto options = Options(2, {"--fail-rank", "0", "--fail-attempt", "0", "--fail-how", "kill9", "--sleep", "0.3"});
+  options.max_restarts = 1;
+  std::vector<lakerun::launch::AttemptReport> reports;
+  options.after_attempt = [&](const lakerun::launch::AttemptReport& report) {
+    reports.push_back(report);
+    if (report.attempt == 1) throw std::runtime_error("tracking server unreachable");
+    return std::vector<std::string>{"attempt " + std::to_string(report.attempt) + " ended"};
+  };
+  Finished f = RunInProcess(options);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].attempt, 0);
+  ASSERT_EQ(reports[0].exits.size(), 2u);
+  ASSERT_TRUE(reports[0].exits[0].has_value());
+  EXPECT_EQ(reports[0].exits[0]->rank, 0);
+  EXPECT_EQ(reports[0].exits[0]->signal, SIGKILL);
+  EXPECT_TRUE(reports[0].exits[1].has_value());  // stopped with SIGTERM, or done sleeping
+  for (const auto& exit : reports[1].exits) {
+    ASSERT_TRUE(exit.has_value());
+    EXPECT_EQ(exit->signal, 0);
+    EXPECT_EQ(exit->exit_code, 0);
+  }
+  // The note comes before the restart it precedes.
+  const size_t note = f.err.find("[lakerun] attempt 0 ended\n");
+  ASSERT_NE(note, std::string::npos) << f.err;
+  EXPECT_LT(note, f.err.find("restarting all 2 ranks"));
+  EXPECT_THAT(f.err, HasSubstr("[lakerun] warning: after attempt 1: tracking server unreachable\n"));
 }
 
 TEST_F(LauncherTest, RestartsRunOutAndTheLastFailureIsReported) {
@@ -224,6 +291,73 @@ TEST_F(LauncherTest, TimeoutStopsTheRanksWithExitCode124) {
   EXPECT_THAT(Survivors(), ::testing::IsEmpty());
 }
 
+// A pseudo-terminal in raw mode (no newline translation) to stand for the launcher's console; read back through
+// its master end.
+class Pty {
+ public:
+  Pty() {
+    master_ = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    EXPECT_GE(master_, 0);
+    EXPECT_EQ(::grantpt(master_), 0);
+    EXPECT_EQ(::unlockpt(master_), 0);
+    terminal_ = ::open(::ptsname(master_), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    EXPECT_GE(terminal_, 0);
+    termios mode;
+    ::tcgetattr(terminal_, &mode);
+    ::cfmakeraw(&mode);
+    ::tcsetattr(terminal_, TCSANOW, &mode);
+    ::fcntl(master_, F_SETFL, O_NONBLOCK);
+  }
+  ~Pty() {
+    ::close(terminal_);
+    ::close(master_);
+  }
+  int terminal() const { return terminal_; }
+  // What was written to the terminal so far.
+  std::string Shown() {
+    std::string out;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(master_, buffer, sizeof(buffer))) > 0) out.append(buffer, static_cast<size_t>(n));
+    return out;
+  }
+
+ private:
+  int master_ = -1;
+  int terminal_ = -1;
+};
+
+// On a terminal, ranks learn it (so the Trainer draws its bar) and rank 0's '\r' updates show at once, in place.
+TEST_F(LauncherTest, ProgressBarShowsLiveWhenTheConsoleIsATerminal) {
+  Pty pty;
+  lakerun::launch::LaunchOptions options = Options(2, {"--print-env", "--bar", "3"});
+  const std::string out = dir_.Join("tty.out");
+  options.stdout_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  options.stderr_fd = pty.terminal();
+  const int exit_code = lakerun::launch::Launch(options).exit_code;
+  ::close(options.stdout_fd);
+  const std::string shown = pty.Shown();
+  ASSERT_EQ(exit_code, 0) << shown;
+  auto env = ParseEnv(ReadFile(out));
+  EXPECT_EQ(env[0]["LAKERUN_CONSOLE_IS_TERMINAL"], "1");
+  EXPECT_EQ(env[1]["LAKERUN_CONSOLE_IS_TERMINAL"], "1");
+  // Updates that arrive in one read show as one; at least one shows before the line ends.
+  const size_t live = shown.find("\r[rank0] step ");
+  ASSERT_NE(live, std::string::npos) << shown;
+  EXPECT_LT(live, shown.find("[rank0] step 3/3\n")) << shown;
+}
+
+// Piped, ranks are told the console is not a terminal, and a line rewritten with '\r' shows only its final text.
+TEST_F(LauncherTest, PipedConsoleGetsPlainLines) {
+  Finished f = RunInProcess(Options(2, {"--print-env", "--bar", "3"}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  auto env = ParseEnv(f.out);
+  EXPECT_EQ(env[0]["LAKERUN_CONSOLE_IS_TERMINAL"], "0");
+  EXPECT_THAT(f.err, HasSubstr("[rank0] step 3/3\n"));
+  EXPECT_THAT(f.err, Not(HasSubstr("step 1/3")));
+  EXPECT_THAT(f.err, Not(HasSubstr("\r")));
+}
+
 // Option errors are checked in this process (RunLaunchCommand is what `lakerun launch` runs): no rank starts.
 int RunCommand(std::vector<std::string> args) {
   args.insert(args.begin(), "lakerun launch");
@@ -236,18 +370,36 @@ int RunCommand(std::vector<std::string> args) {
 TEST(LaunchCommandTest, BadInvocationsAreClearErrors) {
   const std::string rank = LAUNCH_TEST_RANK;
   EXPECT_THROW_WITH(RunCommand({"-n", "2"}), lakerun::ConfigError, "no program given");
-  EXPECT_THROW_WITH(RunCommand({"-n", "0", "--", rank}), lakerun::InvalidArgument,
+  EXPECT_THROW_WITH(RunCommand({"-n", "0", "--", rank}), lakerun::ConfigError,
                     "-n/--processes must be at least 1, got 0");
   EXPECT_THROW_WITH(RunCommand({"-n", "1", "--", "no-such-program-xyz"}), lakerun::ConfigError,
                     "program 'no-such-program-xyz' not found in PATH");
-  EXPECT_THROW_WITH(RunCommand({"-n", "2", "--ranks", "0,5", "--", rank}), lakerun::InvalidArgument,
+  EXPECT_THROW_WITH(RunCommand({"-n", "2", "--ranks", "0,5", "--", rank}), lakerun::ConfigError,
                     "--ranks: rank 5 is outside 0..1");
-  EXPECT_THROW_WITH(RunCommand({"-n", "2", "--ranks", "0,x", "--", rank}), lakerun::InvalidArgument,
+  EXPECT_THROW_WITH(RunCommand({"-n", "2", "--ranks", "0,x", "--", rank}), lakerun::ConfigError,
                     "--ranks: 'x' is not a rank number");
-  EXPECT_THROW_WITH(RunCommand({"--grace-period", "-1", "--", rank}), lakerun::InvalidArgument, "--grace-period");
+  EXPECT_THROW_WITH(RunCommand({"--grace-period", "-1", "--", rank}), lakerun::ConfigError, "--grace-period");
   EXPECT_THROW_WITH(RunCommand({"-n", "1", "--log-dir", "/proc/version", "--", rank}), lakerun::IoError,
                     "--log-dir", "/proc/version");
-  EXPECT_EQ(RunCommand({"--no-such-flag", "--", rank}), 2);
+  EXPECT_THROW_WITH(RunCommand({"--no-such-flag", "--", rank}), lakerun::ConfigError,
+                    "unknown flag '--no-such-flag'");
+  EXPECT_EQ(RunCommand({"-n", "two", "--", rank}), 2);  // a value CLI11 cannot read: its usage message
+}
+
+// torchrun's spellings: --nproc_per_node=2 and --nproc-per-node 2 both start two ranks, and so do the other flags
+// of several words with underscores; a misspelt flag is an error naming the nearest one, never taken for PROGRAM.
+TEST(LaunchCommandTest, AcceptsTorchrunSpellings) {
+  const std::string rank = LAUNCH_TEST_RANK;
+  lakerun::testing::TempDir dir;
+  EXPECT_EQ(RunCommand({"--nproc_per_node=2", "--standalone", "--nnodes=1", rank}), 0);
+  EXPECT_EQ(RunCommand({"--nproc-per-node", "2", "--log_dir", dir.Join("logs"), "--max_restarts=0",
+                        "--grace_period", "1", "--start_method=exec", "--master_addr", "127.0.0.1", "--", rank}),
+            0);
+  EXPECT_TRUE(Exists(dir.Join("logs/rank1.stdout")));
+  EXPECT_THROW_WITH(RunCommand({"--nproc_pr_node=2", rank}), lakerun::ConfigError,
+                    "unknown flag '--nproc_pr_node' (did you mean --nproc_per_node?)");
+  EXPECT_THROW_WITH(RunCommand({"--nnodes", "2", rank}), lakerun::ConfigError, "--nnodes 2",
+                    "every node needs the store's port, --master-port");
 }
 
 // Why `python`'s torch cannot join a job whose store an agent hosts, or "" when it can. PyTorch 2.4+ asks a TCPStore

@@ -30,6 +30,14 @@ void MakeDirs(const std::string& dir) {
   }
 }
 
+// What a terminal shows of a line that carriage returns rewrote: the text after its last '\r' (trailing ones, as in
+// "\r\n" line ends, do not count).
+std::string_view Visible(std::string_view line) {
+  while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const size_t cr = line.rfind('\r');
+  return cr == std::string_view::npos ? line : line.substr(cr + 1);
+}
+
 }  // namespace
 
 bool WriteAll(int fd, std::string_view data) {
@@ -50,7 +58,7 @@ OutputRouter::OutputRouter(Options options)
   MakeDirs(options_.log_dir);
   for (int rank = 0; rank < options_.ranks; ++rank) {
     for (Stream stream : {Stream::kStdout, Stream::kStderr}) {
-      const std::string path = options_.log_dir + "/rank" + std::to_string(rank) +
+      const std::string path = options_.log_dir + "/rank" + std::to_string(options_.first_rank + rank) +
                                (stream == Stream::kStdout ? ".stdout" : ".stderr");
       const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
       if (fd < 0) LAKERUN_THROW(IoError, "launch: --log-dir: cannot open '", path, "': ", std::strerror(errno));
@@ -67,7 +75,8 @@ OutputRouter::~OutputRouter() {
 
 bool OutputRouter::Shown(int rank) const {
   return options_.show_ranks.empty() ||
-         std::find(options_.show_ranks.begin(), options_.show_ranks.end(), rank) != options_.show_ranks.end();
+         std::find(options_.show_ranks.begin(), options_.show_ranks.end(), options_.first_rank + rank) !=
+             options_.show_ranks.end();
 }
 
 void OutputRouter::RememberTail(int rank, std::string_view line) {
@@ -79,21 +88,51 @@ void OutputRouter::RememberTail(int rank, std::string_view line) {
 void OutputRouter::Emit(int rank, Stream stream, std::string_view lines) {
   // `lines` holds whole lines, each ending in '\n'.
   std::string out;
-  const std::string prefix = "[rank" + std::to_string(rank) + "] ";
+  const std::string prefix = "[rank" + std::to_string(options_.first_rank + rank) + "] ";
   const bool shown = Shown(rank);
+  // The first line completes the live line of this channel, if it has one: rewritten in place.
+  bool completes_live = live_.has_value() && live_->rank == rank && live_->stream == stream;
   size_t start = 0;
   while (start < lines.size()) {
     size_t end = lines.find('\n', start);
-    std::string_view line = lines.substr(start, end - start);
+    std::string_view line = Visible(lines.substr(start, end - start));
     if (stream == Stream::kStderr) RememberTail(rank, line);
     if (shown) {
+      if (completes_live) out += '\r';
       out += prefix;
       out.append(line.data(), line.size());
+      if (completes_live && line.size() < live_->width) out.append(live_->width - line.size(), ' ');
       out += '\n';
     }
+    if (completes_live) live_.reset();
+    completes_live = false;
     start = end + 1;
   }
-  if (!out.empty()) WriteAll(stream == Stream::kStdout ? options_.stdout_fd : options_.stderr_fd, out);
+  if (out.empty()) return;
+  EndLive();
+  WriteAll(Fd(stream), out);
+}
+
+void OutputRouter::EndLive() {
+  if (!live_.has_value()) return;
+  WriteAll(Fd(live_->stream), "\n");
+  live_.reset();
+}
+
+void OutputRouter::ShowLive(int rank, Stream stream) {
+  Channel& channel = At(rank, stream);
+  const std::string text(Visible(channel.pending));
+  // What came before the last '\r' will never show again: keep only the current text (the '\r' marks it).
+  channel.pending = "\r" + text;
+  if (!Shown(rank) || text.empty()) return;
+  std::string out = "\r[rank" + std::to_string(options_.first_rank + rank) + "] " + text;
+  if (live_.has_value() && live_->rank == rank && live_->stream == stream) {
+    if (text.size() < live_->width) out.append(live_->width - text.size(), ' ');
+  } else {
+    EndLive();
+  }
+  live_ = LiveLine{rank, stream, text.size()};
+  WriteAll(Fd(stream), out);
 }
 
 void OutputRouter::Feed(int rank, Stream stream, std::string_view data) {
@@ -105,6 +144,7 @@ void OutputRouter::Feed(int rank, Stream stream, std::string_view data) {
     Emit(rank, stream, std::string_view(channel.pending).substr(0, last_newline + 1));
     channel.pending.erase(0, last_newline + 1);
   }
+  if (options_.live && channel.pending.find('\r') != std::string::npos) ShowLive(rank, stream);
   while (channel.pending.size() >= kMaxLineBytes) {
     std::string piece = channel.pending.substr(0, kMaxLineBytes) + "\n";
     channel.pending.erase(0, kMaxLineBytes);
@@ -126,15 +166,16 @@ void OutputRouter::ResetTails() {
 
 std::vector<std::string> OutputRouter::StderrTail(int rank) const {
   std::vector<std::string> lines(tails_[rank].begin(), tails_[rank].end());
-  const std::string& pending = channels_[rank * 2 + 1].pending;
+  const std::string_view pending = Visible(channels_[rank * 2 + 1].pending);
   if (!pending.empty()) {
-    lines.push_back(pending);
+    lines.emplace_back(pending);
     if (lines.size() > kTailLines) lines.erase(lines.begin());
   }
   return lines;
 }
 
-void OutputRouter::Note(const std::string& message) const {
+void OutputRouter::Note(const std::string& message) {
+  EndLive();
   WriteAll(options_.stderr_fd, "[lakerun] " + message + "\n");
 }
 

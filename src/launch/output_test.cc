@@ -92,6 +92,37 @@ TEST_F(OutputRouterTest, SplitsOverlongLines) {
   EXPECT_EQ(out, "[rank0] " + std::string(OutputRouter::kMaxLineBytes, 'x') + "\n[rank0] xxxxx\n");
 }
 
+TEST_F(OutputRouterTest, LineRewrittenWithCarriageReturnsShowsItsFinalText) {
+  OutputRouter router(Options(1));
+  router.Feed(0, Stream::kStderr, "\rstep 1/3");
+  router.Feed(0, Stream::kStderr, "\rstep 2/3");
+  EXPECT_EQ(ReadFile(err_path_), "");  // not live: nothing until the line ends
+  router.Feed(0, Stream::kStderr, "\rstep 3/3\nwindows line\r\n");
+  EXPECT_EQ(ReadFile(err_path_), "[rank0] step 3/3\n[rank0] windows line\n");
+}
+
+TEST_F(OutputRouterTest, LiveLineIsRewrittenInPlaceAndEndedByOtherOutput) {
+  auto options = Options(2);
+  options.live = true;
+  options.log_dir = dir_.Join("logs");
+  OutputRouter router(options);
+  router.Feed(0, Stream::kStderr, "\rEpoch 0: 10/20 loss=0.50");
+  EXPECT_EQ(ReadFile(err_path_), "\r[rank0] Epoch 0: 10/20 loss=0.50");
+  router.Feed(0, Stream::kStderr, "\rEpoch 0: 20/20");
+  // The shorter text is padded to erase the longer one before it.
+  EXPECT_EQ(ReadFile(err_path_), "\r[rank0] Epoch 0: 10/20 loss=0.50\r[rank0] Epoch 0: 20/20          ");
+  router.Feed(1, Stream::kStderr, "warning\n");  // another rank: the live line ends first
+  router.Feed(0, Stream::kStderr, "\rEpoch 1: 1/20");
+  router.Feed(0, Stream::kStderr, "\rEpoch 1: 20/20 loss=0.25\n");
+  EXPECT_EQ(ReadFile(err_path_),
+            "\r[rank0] Epoch 0: 10/20 loss=0.50\r[rank0] Epoch 0: 20/20          \n[rank1] warning\n"
+            "\r[rank0] Epoch 1: 1/20\r[rank0] Epoch 1: 20/20 loss=0.25\n");
+  EXPECT_EQ(router.StderrTail(0), std::vector<std::string>{"Epoch 1: 20/20 loss=0.25"});
+  // The log keeps the raw bytes.
+  EXPECT_EQ(ReadFile(dir_.Join("logs/rank0.stderr")),
+            "\rEpoch 0: 10/20 loss=0.50\rEpoch 0: 20/20\rEpoch 1: 1/20\rEpoch 1: 20/20 loss=0.25\n");
+}
+
 TEST_F(OutputRouterTest, LogDirThatIsAFileIsAnError) {
   auto options = Options(1);
   options.log_dir = out_path_;

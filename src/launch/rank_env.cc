@@ -35,13 +35,15 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& ba
   set("LOCAL_RANK", std::to_string(spec.local_rank));
   set("WORLD_SIZE", std::to_string(spec.world_size));
   set("LOCAL_WORLD_SIZE", std::to_string(spec.local_world_size));
-  set("GROUP_RANK", "0");
-  set("GROUP_WORLD_SIZE", "1");
+  set("GROUP_RANK", std::to_string(spec.group_rank));
+  set("GROUP_WORLD_SIZE", std::to_string(spec.group_world_size));
   set("ROLE_NAME", "default");
   set("ROLE_RANK", std::to_string(spec.rank));
   set("ROLE_WORLD_SIZE", std::to_string(spec.world_size));
   set("MASTER_ADDR", spec.master_addr);
   set("MASTER_PORT", std::to_string(spec.master_port));
+  set("LAKERUN_RDZV_PORT", std::to_string(spec.rdzv_port));
+  if (!spec.rdzv_secret.empty()) set("LAKERUN_RDZV_SECRET", spec.rdzv_secret);
   set("TORCHELASTIC_USE_AGENT_STORE", "True");
   set("TORCHELASTIC_RESTART_COUNT", std::to_string(spec.restart_count));
   set("TORCHELASTIC_MAX_RESTARTS", std::to_string(spec.max_restarts));
@@ -49,6 +51,7 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& ba
   set("LAKERUN_RUN_ID", spec.run_id);
   set("LAKERUN_RESTART_COUNT", std::to_string(spec.restart_count));
   set("LAKERUN_LAUNCHER", "1");
+  set("LAKERUN_CONSOLE_IS_TERMINAL", spec.console_is_terminal ? "1" : "0");
   std::vector<std::string> out;
   out.reserve(order.size());
   for (const auto& key : order) out.push_back(key + "=" + env[key]);

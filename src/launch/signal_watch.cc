@@ -43,7 +43,7 @@ struct InitSlots {
 
 }  // namespace
 
-SignalWatch::SignalWatch(bool enabled) {
+SignalWatch::SignalWatch(bool enabled, bool take_handlers) {
   if (!enabled) return;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -64,10 +64,10 @@ SignalWatch::SignalWatch(bool enabled) {
     for (int i = 0; i < 2; ++i) {
       struct sigaction current;
       g_installed[i] = false;
-      if (::sigaction(kSignals[i], nullptr, &current) != 0 || current.sa_handler != SIG_DFL ||
-          (current.sa_flags & SA_SIGINFO)) {
-        continue;
-      }
+      if (::sigaction(kSignals[i], nullptr, &current) != 0) continue;
+      const bool is_default = current.sa_handler == SIG_DFL && !(current.sa_flags & SA_SIGINFO);
+      const bool is_ignored = current.sa_handler == SIG_IGN && !(current.sa_flags & SA_SIGINFO);
+      if (!is_default && (!take_handlers || is_ignored)) continue;
       struct sigaction action;
       std::memset(&action, 0, sizeof(action));
       action.sa_handler = OnSignal;

@@ -2,7 +2,8 @@
 //
 // While at least one SignalWatch is alive, SIGINT and SIGTERM handlers write the signal number to every live
 // watch's pipe (the self-pipe trick; async-signal-safe). A signal whose disposition was not SIG_DFL when the first
-// watch started is left alone: an ignored SIGINT (a background job) stays ignored, a program's own handler stays.
+// watch started is left alone: an ignored SIGINT (a background job) stays ignored, a program's own handler stays,
+// unless that first watch takes handlers (an interpreter's handler is then set aside; SIG_IGN still stays).
 // The previous dispositions return when the last watch ends. Several launches in one process may watch at once.
 #pragma once
 
@@ -10,8 +11,8 @@ namespace lakerun::launch::internal {
 
 class SignalWatch {
  public:
-  /// With enabled=false nothing is installed and fd() is -1.
-  explicit SignalWatch(bool enabled);
+  /// With enabled=false nothing is installed and fd() is -1. take_handlers: watch signals that have a handler too.
+  explicit SignalWatch(bool enabled, bool take_handlers = false);
   ~SignalWatch();
   SignalWatch(const SignalWatch&) = delete;
   SignalWatch& operator=(const SignalWatch&) = delete;

@@ -5,9 +5,15 @@
 //   track_crash_child signal   ROOT   starts a run and a nested run, prints "run <parent>" and "run <child>", then
 //                                    logs to the nested run forever, printing "logged N" every 500, until a signal
 //                                    (SIGTERM, SIGINT) ends it
+//   track_crash_child kill9    ROOT   under `lakerun launch`: rank 0 logs 100 points to the job's run, prints
+//                                    "run <id>", flushes, then dies of SIGKILL in the attempts listed in
+//                                    LAKERUN_TEST_KILL_ATTEMPTS ("0,2"; unset: every attempt) and ends the run
+//                                    normally in the others; every other rank exits at once
 //
 // Each mode prints "run <id>" first.
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -35,11 +41,33 @@ void LogThenThrow(Tracker& tracker) {
   throw std::runtime_error("loss is NaN");
 }
 
+// Whether LAKERUN_TEST_KILL_ATTEMPTS (a comma-separated list; unset: every attempt) names this attempt.
+bool KilledInThisAttempt() {
+  const char* list = std::getenv("LAKERUN_TEST_KILL_ATTEMPTS");
+  if (list == nullptr) return true;
+  const char* attempt = std::getenv("LAKERUN_RESTART_COUNT");
+  const std::string padded = "," + std::string(list) + ",";
+  return padded.find("," + std::string(attempt != nullptr ? attempt : "0") + ",") != std::string::npos;
+}
+
+int LogThenKill9(Tracker& tracker) {
+  if (!tracker.enabled()) return 0;  // not rank 0
+  Run run = tracker.StartRun();
+  std::printf("run %s\n", run.run_id().c_str());
+  std::fflush(stdout);
+  const char* attempt = std::getenv("LAKERUN_RESTART_COUNT");
+  const int first_step = 100 * (attempt != nullptr ? std::atoi(attempt) : 0);
+  for (int i = 0; i < 100; ++i) run.LogMetric("loss", 1.0 / (i + 1), first_step + i);
+  run.Flush();
+  if (KilledInThisAttempt()) std::raise(SIGKILL);  // no handler runs: the run stays RUNNING
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: track_crash_child throw|uncaught|signal ROOT\n");
+    std::fprintf(stderr, "usage: track_crash_child throw|uncaught|signal|kill9 ROOT\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -53,6 +81,8 @@ int main(int argc, char** argv) {
     }
   } else if (mode == "uncaught") {
     LogThenThrow(tracker);
+  } else if (mode == "kill9") {
+    return LogThenKill9(tracker);
   } else if (mode == "signal") {
     Run parent = tracker.StartRun();
     Run run = tracker.StartNestedRun(parent);

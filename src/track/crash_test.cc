@@ -1,16 +1,19 @@
 // Crash safety: child processes (track_crash_child) that throw, die of an uncaught exception, or get SIGTERM while
-// logging leave every point logged before that moment in the file store, with status FAILED or KILLED.
+// logging leave every point logged before that moment in the file store, with status FAILED or KILLED; one killed
+// with SIGKILL leaves its runs RUNNING, which `lakerun runs` shows as stale.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/runs_cli.h"
 #include "lakerun/track/store.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/paths.h"
@@ -70,6 +73,7 @@ class Child {
   }
 
   void Signal(int sig) { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
 
   // Waits up to `timeout` for the child to exit; returns its wait status, or -1 on timeout.
   int Wait(std::chrono::seconds timeout) {
@@ -158,6 +162,32 @@ void ExpectSignalEndsRunsKilled(int sig) {
   EXPECT_GE(*parent.info.end_time_ms, *run.info.end_time_ms);  // the nested run ends first
   // Every point the child had logged when it reported `reported` is stored, without gaps.
   ExpectContiguousSteps(store->GetMetricHistory(run_id, "loss"), static_cast<size_t>(reported));
+}
+
+TEST(CrashTest, RunsOfAProcessKilledWithSigkillAreListedAsStale) {
+  lakerun::testing::TempDir dir;
+  const std::string root = dir.Join("mlruns");
+  Child child("signal", root);
+  const std::string parent_id = RunIdFrom(child);
+  const std::string run_id = RunIdFrom(child);
+  ASSERT_EQ(child.ReadLine(), "logged 500");
+  const std::string pid = std::to_string(child.pid());
+  std::ostringstream alive;
+  EXPECT_EQ(RunsShowMain({run_id, "--tracking-uri", root}, alive), 0);
+  EXPECT_THAT(alive.str(), ::testing::HasSubstr("  status:     RUNNING\n"));  // its process is alive: not stale
+  child.Signal(SIGKILL);
+  const int status = child.Wait(std::chrono::seconds(60));
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  std::ostringstream list;
+  EXPECT_EQ(RunsListMain({"--tracking-uri", root, "--columns", "id,status"}, list), 0);
+  const std::string stale = "RUNNING (stale: process " + pid + " on this host is gone)";
+  EXPECT_THAT(list.str(), ::testing::HasSubstr(parent_id.substr(0, 8) + "  " + stale + "\n"));
+  EXPECT_THAT(list.str(), ::testing::HasSubstr(run_id.substr(0, 8) + "  " + stale + "\n"));
+  std::ostringstream show;
+  EXPECT_EQ(RunsShowMain({run_id, "--tracking-uri", root}, show), 0);
+  EXPECT_THAT(show.str(), ::testing::HasSubstr("  status:     " + stale + "\n"));
+  // Reading changes nothing: the store still says RUNNING.
+  EXPECT_EQ(OpenStore(root)->GetRun(run_id).info.status, RunStatus::kRunning);
 }
 
 TEST(CrashTest, SigtermMidLoggingLeavesEveryPointAndKilledStatus) { ExpectSignalEndsRunsKilled(SIGTERM); }

@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdlib>
+
+#include <nlohmann/json.hpp>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/mlmodel.h"
 #include "track/ids.h"
 #include "track/metric_line.h"
 #include "track/validation.h"
@@ -94,6 +98,15 @@ std::string FileStore::ExperimentDir(const std::string& experiment_id) const {
   return JoinPath(root_, experiment_id);
 }
 
+std::string FileStore::FindExperimentDir(const std::string& experiment_id) {
+  ValidateExperimentId(experiment_id);
+  for (const std::string& parent : {root_, JoinPath(root_, ".trash")}) {
+    const std::string dir = JoinPath(parent, experiment_id);
+    if (fs_.Exists(JoinPath(dir, "meta.yaml"))) return dir;
+  }
+  return "";
+}
+
 std::optional<Experiment> FileStore::ReadExperiment(const std::string& dir) {
   const std::string meta_path = JoinPath(dir, "meta.yaml");
   if (!fs_.Exists(meta_path)) return std::nullopt;
@@ -144,7 +157,9 @@ std::optional<Experiment> FileStore::GetExperimentByName(const std::string& name
 }
 
 std::optional<Experiment> FileStore::GetExperiment(const std::string& experiment_id) {
-  return ReadExperiment(ExperimentDir(experiment_id));
+  const std::string dir = FindExperimentDir(experiment_id);
+  if (dir.empty()) return std::nullopt;
+  return ReadExperiment(dir);
 }
 
 std::string FileStore::CreateExperiment(const std::string& name) {
@@ -184,6 +199,7 @@ void FileStore::WriteRunInfo(const std::string& run_dir, const RunInfo& info) {
       {"tags", YamlValue::EmptyList()},
       {"user_id", YamlValue::String(info.user_id)},
   };
+  if (info.deleted_time_ms) fields.emplace("deleted_time", YamlValue::Int(*info.deleted_time_ms));
   fs_.WriteAtomically(JoinPath(run_dir, "meta.yaml"), EmitFlatYaml(fields));
 }
 
@@ -200,6 +216,9 @@ RunInfo FileStore::ReadRunInfo(const std::string& run_dir) {
   info.lifecycle_stage = ToString(yaml, "lifecycle_stage");
   info.start_time_ms = ToInt(yaml, "start_time", meta_path);
   if (yaml.count("end_time") && !yaml.at("end_time").is_null) info.end_time_ms = ToInt(yaml, "end_time", meta_path);
+  if (yaml.count("deleted_time") && !yaml.at("deleted_time").is_null) {
+    info.deleted_time_ms = ToInt(yaml, "deleted_time", meta_path);
+  }
   const int64_t status = ToInt(yaml, "status", meta_path);
   auto parsed = RunStatusFromInt(static_cast<int>(status));
   LAKERUN_CHECK_AS(CorruptDataError, parsed.has_value(), meta_path, ": unknown run status ", status,
@@ -217,10 +236,12 @@ std::string FileStore::RunDir(const std::string& run_id) {
     auto it = run_dirs_.find(run_id);
     if (it != run_dirs_.end()) return it->second;
   }
-  if (fs_.Exists(root_)) {
-    for (const auto& entry : fs_.List(root_)) {
+  // Active experiments, then deleted ones: MLflow moves a deleted experiment, with its runs, into .trash.
+  for (const std::string& parent : {root_, JoinPath(root_, ".trash")}) {
+    if (!fs_.Exists(parent)) continue;
+    for (const auto& entry : fs_.List(parent)) {
       if (!entry.is_directory || entry.name[0] == '.' || entry.name == "models") continue;
-      const std::string candidate = JoinPath(JoinPath(root_, entry.name), run_id);
+      const std::string candidate = JoinPath(JoinPath(parent, entry.name), run_id);
       if (fs_.Exists(JoinPath(candidate, "meta.yaml"))) {
         std::lock_guard<std::mutex> lock(mu_);
         run_dirs_[run_id] = candidate;
@@ -333,6 +354,20 @@ RunRecord FileStore::GetRun(const std::string& run_id) {
 }
 
 std::vector<RunRecord> FileStore::SearchRuns(const std::vector<std::string>& experiment_ids) {
+  return SearchRunsWhere(experiment_ids, [](const std::string&) { return true; });
+}
+
+std::vector<RunRecord> FileStore::SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                                  const std::string& value) {
+  ValidateKey(key, "tag");
+  return SearchRunsWhere({experiment_id}, [&](const std::string& run_dir) {
+    const std::string path = JoinPath(JoinPath(run_dir, "tags"), key);
+    return fs_.Exists(path) && fs_.ReadFile(path) == value;
+  });
+}
+
+std::vector<RunRecord> FileStore::SearchRunsWhere(const std::vector<std::string>& experiment_ids,
+                                                  const std::function<bool(const std::string& run_dir)>& wanted) {
   std::vector<RunRecord> out;
   for (const auto& experiment_id : experiment_ids) {
     const std::string exp_dir = ExperimentDir(experiment_id);
@@ -342,6 +377,12 @@ std::vector<RunRecord> FileStore::SearchRuns(const std::vector<std::string>& exp
       if (!entry.is_directory || IsReservedExperimentChild(entry.name) || entry.name[0] == '.') continue;
       const std::string run_dir = JoinPath(exp_dir, entry.name);
       if (!fs_.Exists(JoinPath(run_dir, "meta.yaml"))) continue;
+      try {  // a run that is not wanted is not read
+        if (!wanted(run_dir)) continue;
+      } catch (const Error& e) {
+        LAKERUN_LOG(Warning) << "skipping the run in " << run_dir << ": " << e.what();
+        continue;
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         run_dirs_[entry.name] = run_dir;
@@ -473,6 +514,30 @@ std::vector<ArtifactEntry> FileStore::ListArtifacts(const std::string& run_id, c
                    entry.is_directory ? 0 : static_cast<int64_t>(entry.size)});
   }
   return out;
+}
+
+void FileStore::RecordLoggedModel(const std::string& run_id, const std::string& model_json) {
+  const auto entry = nlohmann::json::parse(model_json, nullptr, /*allow_exceptions=*/false);
+  LAKERUN_CHECK(entry.is_object(), "run '", run_id, "': the logged model's entry is not a JSON object: ", model_json);
+  for (const char* field : {"run_id", "artifact_path", "utc_time_created", "flavors"}) {
+    LAKERUN_CHECK(entry.contains(field), "run '", run_id, "': the logged model's entry lacks '", field,
+                  "', which MLflow requires: ", model_json);
+  }
+  const std::string run_dir = RunDir(run_id);
+  LAKERUN_CHECK(ReadRunInfo(run_dir).lifecycle_stage == "active", "run '", run_id,
+                "' is deleted; models are recorded only on active runs");
+  const std::string path = JoinPath(JoinPath(run_dir, "tags"), kLogModelHistoryTag);
+  std::lock_guard<std::mutex> lock(history_mu_);
+  // The list is extended in place rather than parsed and written again: a history MLflow wrote keeps its bytes.
+  std::string history = fs_.Exists(path) ? fs_.ReadFile(path) : "[]";
+  const auto parsed = nlohmann::json::parse(history, nullptr, /*allow_exceptions=*/false);
+  LAKERUN_CHECK_AS(CorruptDataError, parsed.is_array(), path, ": tag ", kLogModelHistoryTag,
+                   " is not a JSON list, so the model logged to run '", run_id, "' cannot be added to it");
+  size_t close = history.find_last_of(']');
+  while (close > 0 && std::isspace(static_cast<unsigned char>(history[close - 1]))) --close;
+  history = parsed.empty() ? "[" + model_json + "]" : history.substr(0, close) + ", " + model_json + "]";
+  fs_.CreateDirs(DirName(path));
+  fs_.WriteAtomically(path, history);
 }
 
 }  // namespace lakerun::track

@@ -10,6 +10,7 @@
 // the same run at once (the Tracker logs from rank 0 only).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -36,6 +37,8 @@ class FileStore final : public Store {
   void UpdateRun(const std::string& run_id, RunStatus status, std::optional<int64_t> end_time_ms) override;
   RunRecord GetRun(const std::string& run_id) override;
   std::vector<RunRecord> SearchRuns(const std::vector<std::string>& experiment_ids) override;
+  std::vector<RunRecord> SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                         const std::string& value) override;
 
   void LogBatch(const std::string& run_id, const std::vector<Metric>& metrics, const std::vector<KeyValue>& params,
                 const std::vector<KeyValue>& tags) override;
@@ -44,6 +47,7 @@ class FileStore final : public Store {
   void LogArtifact(const std::string& run_id, const std::string& local_path,
                    const std::string& artifact_path) override;
   std::vector<ArtifactEntry> ListArtifacts(const std::string& run_id, const std::string& path) override;
+  void RecordLoggedModel(const std::string& run_id, const std::string& model_json) override;
 
   RegisteredModel GetOrCreateRegisteredModel(const std::string& name) override;
   ModelVersion CreateModelVersion(const std::string& name, const std::string& source,
@@ -55,7 +59,10 @@ class FileStore final : public Store {
  private:
   void EnsureRoot();
   std::string ExperimentDir(const std::string& experiment_id) const;
-  /// The directory of a run; InvalidArgument naming the id when no experiment holds it.
+  /// The directory of an experiment, active or deleted (under .trash); "" when there is none.
+  std::string FindExperimentDir(const std::string& experiment_id);
+  /// The directory of a run, in an active or a deleted experiment; InvalidArgument naming the id when no experiment
+  /// holds it.
   std::string RunDir(const std::string& run_id);
   std::optional<Experiment> ReadExperiment(const std::string& dir);
   RunInfo ReadRunInfo(const std::string& run_dir);
@@ -64,6 +71,10 @@ class FileStore final : public Store {
   std::map<std::string, std::string> ReadKeyValueDir(const std::string& dir);
   void CollectFiles(const std::string& dir, const std::string& prefix, std::vector<std::string>* keys);
   std::vector<Metric> ReadMetricFile(const std::string& path, const std::string& key);
+  /// Active runs of the experiments for which `wanted(run_dir)` is true, newest first; a damaged run is skipped
+  /// with a warning.
+  std::vector<RunRecord> SearchRunsWhere(const std::vector<std::string>& experiment_ids,
+                                         const std::function<bool(const std::string& run_dir)>& wanted);
   void WriteValueFile(const std::string& path, const std::string& value);
   void CopyFile(const std::string& from, const std::string& to);
   std::string FileUri(const std::string& path) const { return "file://" + path; }
@@ -75,6 +86,7 @@ class FileStore final : public Store {
   std::mutex mu_;
   bool root_ready_ = false;                          // guarded by mu_
   std::map<std::string, std::string> run_dirs_;      // run id -> run dir, guarded by mu_
+  std::mutex history_mu_;                            // one read-modify-write of a log-model history at a time
 };
 
 /// The local path a file-store URI names: "file:PATH", "file:///abs", "file://localhost/abs" or a bare path.

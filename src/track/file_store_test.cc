@@ -152,6 +152,24 @@ TEST_F(FileStoreTest, RegistryVersionsCount) {
   EXPECT_THROW_WITH(store_->CreateModelVersion("a/b", "x", ""), InvalidArgument, "'a/b'");
 }
 
+TEST_F(FileStoreTest, LoggedModelsAreAppendedToTheRunsHistoryAsMlflowDoes) {
+  const RunInfo run = NewRun();
+  const std::string tag = "/mem/mlruns/123456789012345678/" + run.run_id + "/tags/mlflow.log-model.history";
+  const std::string a = R"({"run_id": "r", "artifact_path": "model", "utc_time_created": "t1", "flavors": {}})";
+  const std::string b = R"({"run_id": "r", "artifact_path": "best", "utc_time_created": "t2", "flavors": {}})";
+  store_->RecordLoggedModel(run.run_id, a);
+  EXPECT_EQ(fs_->ReadFile(tag), "[" + a + "]");
+  store_->RecordLoggedModel(run.run_id, b);
+  EXPECT_EQ(fs_->ReadFile(tag), "[" + a + ", " + b + "]");  // json.dumps(model_list + [model_dict])
+  EXPECT_EQ(store_->GetRun(run.run_id).tags.at("mlflow.log-model.history"), "[" + a + ", " + b + "]");
+
+  EXPECT_THROW_WITH(store_->RecordLoggedModel(run.run_id, R"({"run_id": "r", "flavors": {}})"), InvalidArgument,
+                    "lacks 'artifact_path'");
+  EXPECT_THROW_WITH(store_->RecordLoggedModel(run.run_id, "[1]"), InvalidArgument, "not a JSON object");
+  store_->LogBatch(run.run_id, {}, {}, {{"mlflow.log-model.history", "{oops"}});
+  EXPECT_THROW_WITH(store_->RecordLoggedModel(run.run_id, a), CorruptDataError, tag, "not a JSON list");
+}
+
 TEST_F(FileStoreTest, ADamagedRunOrExperimentIsSkippedAndTheRestListed) {
   const std::string exp = store_->CreateExperiment("exp");
   std::vector<std::string> ids;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lakerun/base/error.h"
+#include "lakerun/track/report.h"
 #include "lakerun_testing/matchers.h"
 #include "track/log_batch.h"
 #include "track/metric_line.h"
@@ -48,6 +49,22 @@ TEST(YamlTest, RoundTripsFlatMappings) {
 TEST(YamlTest, RejectsLinesWithoutKeys) {
   EXPECT_THROW_WITH(ParseFlatYaml("name: x\ngarbage\n", "/r/meta.yaml"), CorruptDataError, "/r/meta.yaml:2",
                     "garbage");
+}
+
+TEST(ReportTest, DurationsOfEndedAndRunningRuns) {
+  RunInfo info;
+  info.start_time_ms = 1000;
+  info.status = RunStatus::kFinished;
+  info.end_time_ms = 5200;
+  EXPECT_EQ(FormatDuration(info), "4.2s");
+  info.end_time_ms = 1000 + 3 * 60000 + 5000;
+  EXPECT_EQ(FormatDuration(info), "3m 05s");
+  info.end_time_ms = 1000 + 62 * 60000;
+  EXPECT_EQ(FormatDuration(info), "1h 02m");
+  info.status = RunStatus::kRunning;  // continued after it ended once: its old end time is not its duration
+  EXPECT_EQ(FormatDuration(info), "running");
+  info.end_time_ms.reset();
+  EXPECT_EQ(FormatDuration(info), "running");
 }
 
 TEST(MetricLineTest, FormatsValuesAsPythonReadsThem) {

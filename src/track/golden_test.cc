@@ -72,6 +72,7 @@ void WriteScenario(const std::string& root, const std::string& scratch) {
   options.user = "alice";
   options.source_name = "/opt/train/train";
   options.git_commit = "3f786850e387550fdab836ed7e6dc881de23001b";
+  options.record_process = false;  // host and pid vary; MLflow's own tags only
   options.store.clock_ms = [&now] { return now++; };
   options.store.new_run_id = [&] { return run_ids.at(next_run++); };
   options.store.new_experiment_id = [] { return std::string("947448973651377922"); };
@@ -232,9 +233,9 @@ TEST(RunsCliTest, ListShowAndCompareReadTheGoldenTree) {
   std::ostringstream ignored;
   EXPECT_THROW_WITH(RunsListMain({"--tracking-uri", root, "--experiment", "nope"}, ignored), InvalidArgument,
                     "no experiment named 'nope'");
-  EXPECT_THROW_WITH(RunsListMain({"--bogus"}, ignored), InvalidArgument, "unknown option '--bogus'");
-  EXPECT_THROW_WITH(RunsCompareMain({"run-a", "--tracking-uri", root}, ignored), InvalidArgument, "at least two");
-  EXPECT_THROW_WITH(RunsShowMain({"--tracking-uri"}, ignored), InvalidArgument, "--tracking-uri needs a value");
+  EXPECT_THROW_WITH(RunsListMain({"--bogus"}, ignored), ConfigError, "unknown option '--bogus'");
+  EXPECT_THROW_WITH(RunsCompareMain({"run-a", "--tracking-uri", root}, ignored), ConfigError, "at least two");
+  EXPECT_THROW_WITH(RunsShowMain({"--tracking-uri"}, ignored), ConfigError, "--tracking-uri needs a value");
 }
 
 }  // namespace

@@ -1,9 +1,6 @@
-// HttpClient: libcurl behind a small interface, with MLflow's retry policy and auth (private to lakerun::track).
-//
-// Retries: HTTP 408/429/500/502/503/504 and transport failures (refused, reset, timed out) are retried up to
-// HttpOptions::max_retries times, sleeping backoff_base * 2^(n-1) (capped at backoff_max) plus a uniform jitter,
-// never past max_retry_time in total. Every request has connect and total timeouts. Thread-safety: calls are
-// serialized on one connection (keep-alive).
+// HttpClient: the MLflow server's base URL, auth and retry settings over lakerun's HTTP transport
+// (objstore/http.h, which owns the retry policy), private to lakerun::track. Thread-safety: calls are serialized on
+// one keep-alive connection.
 #pragma once
 
 #include <memory>
@@ -13,6 +10,7 @@
 #include <vector>
 
 #include "lakerun/track/store.h"
+#include "objstore/http.h"
 
 namespace lakerun::track {
 
@@ -42,17 +40,13 @@ class HttpClient {
   static std::string Escape(const std::string& s);
 
  private:
-  struct Body;
-  HttpResponse SendWithRetries(const std::string& method, const std::string& path, const Body& body,
-                               const std::string& content_type);
-  // One attempt, ending within `timeout`; false with *error when nothing came back.
-  bool Perform(const std::string& method, const std::string& url, const Body& body, const std::string& content_type,
-               std::chrono::milliseconds timeout, HttpResponse* response, std::string* error);
+  HttpResponse SendWithRetries(objstore::HttpRequest request, const std::string& content_type);
 
   std::string base_url_;
   HttpOptions options_;
+  objstore::RetryPolicy policy_;
   std::mutex mu_;
-  void* curl_ = nullptr;  // CURL*, guarded by mu_
+  objstore::HttpConnection connection_;  // guarded by mu_
 };
 
 }  // namespace lakerun::track

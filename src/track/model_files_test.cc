@@ -91,6 +91,36 @@ TEST(MLmodelTest, TorchScriptModelsCarryThePytorchFlavor) {
   EXPECT_NE(plain.find("    archive: data/model.pt\n    archive_format: libtorch\n"), std::string::npos);
 }
 
+// The entry as MLflow writes it: json.dumps(Model.get_tags_dict()) for the MLmodel above (keys run_id, artifact_path,
+// utc_time_created, model_uuid, then flavors without their "config"), printed by Python 3.
+TEST(MLmodelTest, TheLogModelHistoryEntryIsMlflowsJson) {
+  MLmodelSpec spec;
+  spec.run_id = "0cde1e1d213549d19200307b3f387c17";
+  spec.model_uuid = "3e26665dcd754f15ba5adaee4f381411";
+  spec.utc_time_created = "2026-11-22 08:33:52.239386";
+  spec.model_size_bytes = 2543;
+  spec.torchscript = true;
+  EXPECT_EQ(FormatLogModelHistoryEntry(spec),
+            R"({"run_id": "0cde1e1d213549d19200307b3f387c17", "artifact_path": "model", )"
+            R"("utc_time_created": "2026-11-22 08:33:52.239386", "model_uuid": "3e26665dcd754f15ba5adaee4f381411", )"
+            R"("flavors": {"lakerun": {"archive": "data/model.pth", "archive_format": "torchscript", "data": "data", )"
+            R"("lakerun_version": "0.1.0", "safetensors": "data/model.safetensors", "torch_version": "1.13.1"}, )"
+            R"("python_function": {"data": "data", "env": {"conda": "conda.yaml", "virtualenv": "python_env.yaml"}, )"
+            R"("loader_module": "mlflow.pytorch", "pickle_module_name": "mlflow.pytorch.pickle_module", )"
+            R"("python_version": "3.11.2"}, "pytorch": {"code": null, "model_data": "data", "pytorch_version": )"
+            R"("1.13.1"}}})");
+  // Python's escaping (ensure_ascii): json.dumps('models/"best" é😀\n\x01').
+  spec.artifact_path = "models/\"best\" \xc3\xa9\xf0\x9f\x98\x80\n\x01";
+  spec.torchscript = false;
+  EXPECT_THAT(FormatLogModelHistoryEntry(spec),
+              ::testing::HasSubstr(R"("artifact_path": "models/\"best\" \u00e9\ud83d\ude00\n\u0001", )"));
+  spec.model_uuid.clear();  // the entry must name the model its MLmodel names
+  EXPECT_THROW_WITH(FormatLogModelHistoryEntry(spec), InvalidArgument, "ResolveMLmodelSpec");
+  const MLmodelSpec resolved = ResolveMLmodelSpec(spec);
+  EXPECT_EQ(resolved.model_uuid.size(), 32u);
+  EXPECT_EQ(resolved.utc_time_created, spec.utc_time_created);  // set already: kept
+}
+
 TEST(MLmodelTest, WritesEnvironmentFiles) {
   auto fs = NewMemoryFileSystem();
   MLmodelSpec spec;

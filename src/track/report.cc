@@ -6,53 +6,15 @@
 #include <ctime>
 
 #include "lakerun/base/error.h"
+#include "lakerun/track/tracker.h"
+#include "track/system_tags.h"
+#include "track/text_table.h"
 
 namespace lakerun::track {
 namespace {
 
-// Display width of a UTF-8 string (one cell per code point; the sparkline glyphs are single-width).
-size_t Width(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xC0) != 0x80) ++n;
-  }
-  return n;
-}
-
-std::string Pad(const std::string& s, size_t width) {
-  const size_t w = Width(s);
-  return w >= width ? s : s + std::string(width - w, ' ');
-}
-
-std::string Truncate(const std::string& s, size_t max) {
-  if (Width(s) <= max) return s;
-  std::string out;
-  size_t n = 0;
-  for (size_t i = 0; i < s.size() && n < max - 1; ++i) {
-    out.push_back(s[i]);
-    if (i + 1 >= s.size() || (static_cast<unsigned char>(s[i + 1]) & 0xC0) != 0x80) ++n;
-  }
-  return out + "…";
-}
-
-// Renders rows as columns separated by two spaces; the first row is the header.
-std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Width(row[i]));
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += i + 1 == row.size() ? row[i] : Pad(row[i], widths[i]) + "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
+using internal::RenderTable;
+using internal::Truncate;
 
 std::string MinMax(const std::vector<Metric>& history) {
   double lo = INFINITY;
@@ -120,6 +82,32 @@ std::string Sparkline(const std::vector<double>& values, size_t width) {
   return out;
 }
 
+std::optional<std::string> StaleReason(const RunRecord& run) {
+  if (run.info.status != RunStatus::kRunning) return std::nullopt;
+  const auto host = run.tags.find(kHostTag);
+  const auto pid = run.tags.find(kPidTag);
+  if (host == run.tags.end() || pid == run.tags.end()) return std::nullopt;
+  int64_t pid_number = 0;
+  try {
+    pid_number = std::stoll(pid->second);
+  } catch (const std::exception&) {
+    return std::nullopt;  // not lakerun's tag
+  }
+  const auto start = run.tags.find(kProcessStartTag);
+  const ProcessCheck check =
+      CheckRecordedProcess(host->second, pid_number, start == run.tags.end() ? "" : start->second);
+  if (check.state != ProcessState::kGone) return std::nullopt;
+  std::string reason = "process " + pid->second + " on this host is gone";
+  if (!check.detail.empty()) reason += " (" + check.detail + ")";
+  return reason;
+}
+
+std::string StatusText(const RunRecord& run) {
+  std::string text(RunStatusName(run.info.status));
+  if (auto stale = StaleReason(run)) text += " (stale: " + *stale + ")";
+  return text;
+}
+
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
@@ -138,7 +126,8 @@ std::string FormatTimestamp(int64_t ms) {
 }
 
 std::string FormatDuration(const RunInfo& info) {
-  if (!info.end_time_ms) return "running";
+  // A continued run (MLFLOW_RUN_ID, a restarted job) keeps the end time of its earlier end until it ends again.
+  if (!info.end_time_ms || info.status == RunStatus::kRunning) return "running";
   const int64_t ms = std::max<int64_t>(0, *info.end_time_ms - info.start_time_ms);
   char buf[32];
   if (ms < 60000) {
@@ -153,40 +142,29 @@ std::string FormatDuration(const RunInfo& info) {
   return buf;
 }
 
-std::string FormatRunsTable(const std::vector<RunRecord>& runs, const TableOptions& options) {
-  std::vector<std::vector<std::string>> rows = {
-      {"RUN NAME", "RUN ID", "STATUS", "START (UTC)", "DURATION", "PARAMS", "LATEST METRICS"}};
-  for (const auto& run : runs) {
-    std::string params;
-    size_t n = 0;
-    for (const auto& [key, value] : run.params) {
-      if (n++ == options.max_params) {
-        params += " …";
-        break;
-      }
-      params += (params.empty() ? "" : " ") + key + "=" + Truncate(value, 24);
-    }
-    std::string metrics;
-    n = 0;
-    for (const auto& [key, metric] : run.latest_metrics) {
-      if (n++ == options.max_metrics) {
-        metrics += " …";
-        break;
-      }
-      metrics += (metrics.empty() ? "" : " ") + key + "=" + FormatValue(metric.value);
-    }
-    rows.push_back({run.info.run_name.empty() ? "-" : run.info.run_name, run.info.run_id.substr(0, 8),
-                    std::string(RunStatusName(run.info.status)), FormatTimestamp(run.info.start_time_ms),
-                    FormatDuration(run.info), params.empty() ? "-" : params, metrics.empty() ? "-" : metrics});
-  }
-  return RenderTable(rows);
+namespace {
+
+// The "deleted:" line of a run that is deleted, by itself or with its experiment; "" for an active one.
+std::string DeletedLine(const RunRecord& run, const std::optional<Experiment>& experiment) {
+  const bool experiment_deleted = experiment && experiment->lifecycle_stage == "deleted";
+  if (run.info.lifecycle_stage != "deleted" && !experiment_deleted) return "";
+  std::string line = "  deleted:    ";
+  line += run.info.deleted_time_ms ? FormatTimestamp(*run.info.deleted_time_ms) + " UTC" : std::string("yes");
+  if (experiment_deleted) line += " (with its experiment)";
+  return line + "\n";
 }
 
-std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories) {
+}  // namespace
+
+std::string FormatRunDetails(const RunRecord& run, const MetricHistories& histories,
+                             const std::optional<Experiment>& experiment) {
   std::string out;
   out += "Run " + run.info.run_id + " (" + (run.info.run_name.empty() ? "-" : run.info.run_name) + ")\n";
-  out += "  experiment: " + run.info.experiment_id + "\n";
-  out += "  status:     " + std::string(RunStatusName(run.info.status)) + "\n";
+  out += "  experiment: " + (experiment && !experiment->name.empty()
+                                 ? experiment->name + " (" + run.info.experiment_id + ")"
+                                 : run.info.experiment_id) + "\n";
+  out += "  status:     " + StatusText(run) + "\n";
+  out += DeletedLine(run, experiment);
   out += "  user:       " + run.info.user_id + "\n";
   out += "  start:      " + FormatTimestamp(run.info.start_time_ms) + " UTC\n";
   out += "  duration:   " + FormatDuration(run.info) + "\n";
@@ -225,7 +203,7 @@ std::string FormatRunsComparison(const std::vector<RunRecord>& runs, const std::
   std::vector<std::string> status = {"status"};
   for (const auto& run : runs) {
     ids.push_back(run.info.run_id.substr(0, 8));
-    status.push_back(std::string(RunStatusName(run.info.status)));
+    status.push_back(StatusText(run));
   }
   rows.push_back(ids);
   rows.push_back(status);
@@ -276,16 +254,26 @@ RunRecord FindRun(Store& store, const std::string& id_or_name) {
   try {
     return store.GetRun(id_or_name);
   } catch (const InvalidArgument&) {
-    // Not an id (or not a valid one): look it up by name.
+    // Not an id (or not a valid one): look it up by name or id prefix.
   }
   std::vector<std::string> ids;
   for (const auto& e : store.ListExperiments()) ids.push_back(e.experiment_id);
+  std::vector<RunRecord> matches;
   if (!ids.empty()) {
     for (auto& run : store.SearchRuns(ids)) {
-      if (run.info.run_name == id_or_name || run.info.run_id.rfind(id_or_name, 0) == 0) return run;
+      if (run.info.run_name == id_or_name || run.info.run_id.rfind(id_or_name, 0) == 0) matches.push_back(run);
     }
   }
-  LAKERUN_THROW(InvalidArgument, "no run with id or name '", id_or_name, "' in tracking store ", store.uri());
+  LAKERUN_CHECK(!matches.empty(), "no run with id or name '", id_or_name, "' in tracking store ", store.uri());
+  if (matches.size() == 1) return matches.front();
+  std::vector<std::vector<std::string>> rows = {{"  RUN ID", "RUN NAME", "EXPERIMENT", "STATUS", "START (UTC)"}};
+  for (const RunRecord& run : matches) {
+    rows.push_back({"  " + run.info.run_id, run.info.run_name.empty() ? "-" : run.info.run_name,
+                    run.info.experiment_id, StatusText(run),
+                    FormatTimestamp(run.info.start_time_ms)});
+  }
+  LAKERUN_THROW(InvalidArgument, "'", id_or_name, "' matches ", matches.size(), " runs in tracking store ",
+                store.uri(), "; give one's id (or a longer prefix of it):\n", RenderTable(rows));
 }
 
 }  // namespace lakerun::track

@@ -4,6 +4,7 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/objstore/uri_file_system.h"
 #include "track/ids.h"
 #include "track/log_batch.h"
 #include "track/rest_json.h"
@@ -191,6 +192,27 @@ RunRecord RestStore::GetRun(const std::string& run_id) {
 }
 
 std::vector<RunRecord> RestStore::SearchRuns(const std::vector<std::string>& experiment_ids) {
+  return SearchRunsFiltered(experiment_ids, "");
+}
+
+std::vector<RunRecord> RestStore::SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                                  const std::string& value) {
+  ValidateKey(key, "tag");  // no backtick: the filter quotes the key in backticks
+  // ... and the value in single quotes, with no escape: a value holding a quote or backslash is matched here, over
+  // every run of the experiment. The server's answer is checked here either way.
+  const bool quotable = value.find('\'') == std::string::npos && value.find('\\') == std::string::npos;
+  std::vector<RunRecord> runs =
+      SearchRunsFiltered({experiment_id}, quotable ? StrCat("tags.`", key, "` = '", value, "'") : "");
+  std::vector<RunRecord> out;
+  for (RunRecord& run : runs) {
+    auto it = run.tags.find(key);
+    if (it != run.tags.end() && it->second == value) out.push_back(std::move(run));
+  }
+  return out;
+}
+
+std::vector<RunRecord> RestStore::SearchRunsFiltered(const std::vector<std::string>& experiment_ids,
+                                                     const std::string& filter) {
   return Guarded("runs/search", [&]() -> std::vector<RunRecord> {
     std::vector<RunRecord> out;
     std::string token;
@@ -199,6 +221,7 @@ std::vector<RunRecord> RestStore::SearchRuns(const std::vector<std::string>& exp
                       {"max_results", 1000},
                       {"run_view_type", "ACTIVE_ONLY"},
                       {"order_by", json::array({"attributes.start_time DESC"})}};
+      if (!filter.empty()) request["filter"] = filter;
       if (!token.empty()) request["page_token"] = token;
       const json response = Parse(Call("POST", "runs/search", request.dump()), "runs/search");
       if (response.contains("runs")) {
@@ -214,6 +237,11 @@ std::vector<RunRecord> RestStore::SearchRuns(const std::vector<std::string>& exp
 void RestStore::LogBatch(const std::string& run_id, const std::vector<Metric>& metrics,
                          const std::vector<KeyValue>& params, const std::vector<KeyValue>& tags) {
   for (const auto& body : BuildLogBatchBodies(run_id, metrics, params, tags)) Call("POST", "runs/log-batch", body);
+}
+
+void RestStore::RecordLoggedModel(const std::string& run_id, const std::string& model_json) {
+  // What MLflow's client sends (RestStore.record_logged_model): the server checks the entry and appends it.
+  Call("POST", "runs/log-model", json{{"run_id", run_id}, {"model_json", model_json}}.dump());
 }
 
 std::vector<Metric> RestStore::GetMetricHistory(const std::string& run_id, const std::string& key) {
@@ -245,12 +273,11 @@ std::string RestStore::ArtifactUri(const std::string& run_id) {
   return GetRun(run_id).info.artifact_uri;
 }
 
-std::string RestStore::ProxyPath(const std::string& run_id) {
-  const std::string uri = ArtifactUri(run_id);
+std::string RestStore::ProxyPath(const std::string& uri, const std::string& owner) {
   const std::string scheme = "mlflow-artifacts:";
-  LAKERUN_CHECK_AS(NotImplemented, uri.rfind(scheme, 0) == 0, "run '", run_id, "': artifact_uri '", uri,
-                   "' is not served by the tracking server's artifact proxy (mlflow-artifacts:/...); start the "
-                   "server with --serve-artifacts");
+  LAKERUN_CHECK_AS(NotImplemented, uri.rfind(scheme, 0) == 0, owner, ": artifact_uri '", uri,
+                   "' is neither an object store lakerun writes to (s3://, gs://, abfss://, az://) nor served by the "
+                   "tracking server's artifact proxy (mlflow-artifacts:/...); start the server with --serve-artifacts");
   std::string rest = uri.substr(scheme.size());
   if (rest.rfind("//", 0) == 0) {  // mlflow-artifacts://host:port/path
     const size_t slash = rest.find('/', 2);
@@ -261,32 +288,48 @@ std::string RestStore::ProxyPath(const std::string& run_id) {
   return rest;
 }
 
-void RestStore::LogArtifact(const std::string& run_id, const std::string& local_path,
-                            const std::string& artifact_path) {
-  ValidateArtifactPath(artifact_path);
+namespace {
+
+// The files under `local_path` (or the file itself) with their paths under `artifact_path`.
+std::vector<std::pair<std::string, std::string>> CollectUploads(const std::string& local_path,
+                                                                const std::string& artifact_path,
+                                                                const std::string& owner) {
   FileSystem& fs = LocalFileSystem();
   auto info = fs.Stat(local_path);
-  LAKERUN_CHECK(info.has_value(), "artifact '", local_path, "' for run '", run_id, "' does not exist");
-  const std::string base = ProxyPath(run_id);
+  LAKERUN_CHECK(info.has_value(), "artifact '", local_path, "' for ", owner, " does not exist");
   std::vector<std::pair<std::string, std::string>> uploads;  // local file, artifact-relative path
   if (!info->is_directory) {
     const std::string name = BaseName(local_path);
     uploads.push_back({local_path, artifact_path.empty() ? name : artifact_path + "/" + name});
-  } else {
-    std::vector<std::pair<std::string, std::string>> stack = {{local_path, artifact_path}};
-    while (!stack.empty()) {
-      auto [dir, rel] = stack.back();
-      stack.pop_back();
-      for (const auto& entry : fs.List(dir)) {
-        const std::string child_rel = rel.empty() ? entry.name : rel + "/" + entry.name;
-        if (entry.is_directory) {
-          stack.push_back({JoinPath(dir, entry.name), child_rel});
-        } else {
-          uploads.push_back({JoinPath(dir, entry.name), child_rel});
-        }
+    return uploads;
+  }
+  std::vector<std::pair<std::string, std::string>> stack = {{local_path, artifact_path}};
+  while (!stack.empty()) {
+    auto [dir, rel] = stack.back();
+    stack.pop_back();
+    for (const auto& entry : fs.List(dir)) {
+      const std::string child_rel = rel.empty() ? entry.name : rel + "/" + entry.name;
+      if (entry.is_directory) {
+        stack.push_back({JoinPath(dir, entry.name), child_rel});
+      } else {
+        uploads.push_back({JoinPath(dir, entry.name), child_rel});
       }
     }
   }
+  return uploads;
+}
+
+}  // namespace
+
+void RestStore::Upload(const std::string& root, const std::vector<std::pair<std::string, std::string>>& uploads,
+                       const std::string& owner) {
+  // A root in an object store (s3://, gs://, abfss://...) is written directly, as MLflow's own client does, with this
+  // process's object-store credentials; any other root goes through the server's artifact proxy.
+  if (IsObjectStorePath(root)) {
+    for (const auto& [file, rel] : uploads) CopyFile(LocalFileSystem(), file, UriFileSystem(), JoinPath(root, rel));
+    return;
+  }
+  const std::string base = ProxyPath(root, owner);
   for (const auto& [file, rel] : uploads) {
     const std::string path = kArtifactsApi + EscapePath(base) + "/" + EscapePath(rel);
     const HttpResponse response = http_.PutFile(path, file);
@@ -295,6 +338,39 @@ void RestStore::LogArtifact(const std::string& run_id, const std::string& local_
                     " returned HTTP ", response.status, ": ", response.body.substr(0, 300));
     }
   }
+}
+
+void RestStore::LogArtifact(const std::string& run_id, const std::string& local_path,
+                            const std::string& artifact_path) {
+  ValidateArtifactPath(artifact_path);
+  const std::string owner = StrCat("run '", run_id, "'");
+  Upload(ArtifactUri(run_id), CollectUploads(local_path, artifact_path, owner), owner);
+}
+
+std::optional<std::string> RestStore::LogLoggedModel(const std::string& run_id, const std::string& name,
+                                                     const std::string& local_dir, int64_t step) {
+  if (!logged_models_supported_.load()) return std::nullopt;
+  const std::string experiment_id = GetRun(run_id).info.experiment_id;
+  const json request = {{"experiment_id", experiment_id}, {"name", name}, {"source_run_id", run_id}};
+  const HttpResponse created = http_.Send("POST", std::string(kApi) + "logged-models", request.dump());
+  if (created.status == 404 || created.status == 405) {  // an MLflow 2 server: the history tag is all it knows
+    logged_models_supported_ = false;
+    return std::nullopt;
+  }
+  if (created.status < 200 || created.status >= 300) ThrowError("POST", "logged-models", created);
+  const json info = Field(Field(Parse(created.body, "logged-models"), "model", "logged-models"), "info",
+                          "logged-models");
+  const std::string model_id = JsonStr(info, "model_id");
+  const std::string owner = StrCat("logged model '", model_id, "' of run '", run_id, "'");
+  LAKERUN_CHECK_AS(IoError, !model_id.empty(), "MLflow server ", http_.base_url(),
+                   ": logged-models returned no model_id");
+  // As MLflow 3's log_model: the files under the model's own artifact location, then READY, then the run's output.
+  Upload(JsonStr(info, "artifact_uri"), CollectUploads(local_dir, "", owner), owner);
+  Call("PATCH", "logged-models/" + model_id,
+       json{{"model_id", model_id}, {"status", "LOGGED_MODEL_READY"}}.dump());
+  Call("POST", "runs/outputs",
+       json{{"run_id", run_id}, {"models", json::array({json{{"model_id", model_id}, {"step", step}}})}}.dump());
+  return model_id;
 }
 
 std::vector<ArtifactEntry> RestStore::ListArtifacts(const std::string& run_id, const std::string& path) {

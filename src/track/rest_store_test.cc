@@ -12,8 +12,10 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/objstore/uri_file_system.h"
 #include "lakerun/track/runs_cli.h"
 #include "lakerun/track/tracker.h"
+#include "lakerun_testing/emulators.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/paths.h"
 #include "lakerun_testing/temp_dir.h"
@@ -138,6 +140,7 @@ TEST(RestReplayTest, TrackingSessionSendsTheRecordedRequests) {
   options.user = "alice";
   options.source_name = "/opt/train/train";
   options.git_commit = "3f786850e387550fdab836ed7e6dc881de23001b";
+  options.record_process = false;  // host and pid vary; MLflow's own tags only
   options.store.clock_ms = [&now] { return now++; };
   options.store.http = FastRetries(0);
   Tracker tracker(server.url(), options);
@@ -387,14 +390,113 @@ TEST_F(RestStoreTest, UploadsArtifactsThroughTheProxy) {
   EXPECT_EQ(uploaded.at(base + "checkpoints/sub dir/meta.json"), "{}");
 }
 
-TEST_F(RestStoreTest, RefusesArtifactsWithoutTheProxy) {
+TEST_F(RestStoreTest, RefusesArtifactRootsItCannotWrite) {
   server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
-    return {200, R"({"run":{"info":{"run_id":"r1","artifact_uri":"s3://bucket/1/r1/artifacts"}}})"};
+    return {200, R"({"run":{"info":{"run_id":"r1","artifact_uri":"hdfs://namenode/1/r1/artifacts"}}})"};
   });
   lakerun::testing::TempDir dir;
   LocalFileSystem().WriteAtomically(dir.Join("a.txt"), "a");
-  EXPECT_THROW_WITH(Store()->LogArtifact("r1", dir.Join("a.txt"), ""), NotImplemented, "s3://bucket/1/r1/artifacts",
-                    "--serve-artifacts");
+  EXPECT_THROW_WITH(Store()->LogArtifact("r1", dir.Join("a.txt"), ""), NotImplemented,
+                    "hdfs://namenode/1/r1/artifacts", "--serve-artifacts");
+}
+
+// An artifact root in S3 is written directly, as MLflow's client does, here into s3rver on loopback.
+TEST_F(RestStoreTest, WritesArtifactsStraightToAnObjectStoreRoot) {
+  lakerun::testing::TempDir dir;
+  const std::string bucket = "artifacts-" + std::to_string(::getpid());
+  std::string why_not;
+  auto s3 = lakerun::testing::StartS3Emulator(dir.Join("s3"), {bucket}, &why_not);
+  if (!s3) GTEST_SKIP() << why_not;
+  const std::map<std::string, std::string> env = {{"AWS_ENDPOINT_URL", s3->endpoint()},
+                                                  {"AWS_ACCESS_KEY_ID", s3->access_key_id()},
+                                                  {"AWS_SECRET_ACCESS_KEY", s3->secret_access_key()},
+                                                  {"AWS_REGION", "us-east-1"}};
+  for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+  const std::string root = "s3://" + bucket + "/1/r1/artifacts";
+  server_.set_handler([&](const RecordedRequest&) -> CannedResponse {
+    return {200, R"({"run":{"info":{"run_id":"r1","artifact_uri":")" + root + R"("}}})"};
+  });
+  LocalFileSystem().CreateDirs(dir.Join("ckpt/sub"));
+  std::string binary;
+  for (int i = 0; i < 300000; ++i) binary.push_back(static_cast<char>(i * 7));
+  LocalFileSystem().WriteAtomically(dir.Join("ckpt/weights.bin"), binary);
+  LocalFileSystem().WriteAtomically(dir.Join("ckpt/sub/meta.json"), "{}");
+  Store()->LogArtifact("r1", dir.Join("ckpt"), "checkpoints");
+  for (const auto& [name, value] : env) ::unsetenv(name.c_str());
+  EXPECT_EQ(UriFileSystem().ReadFile(root + "/checkpoints/weights.bin"), binary);
+  EXPECT_EQ(UriFileSystem().ReadFile(root + "/checkpoints/sub/meta.json"), "{}");
+  for (const auto& r : server_.requests_to("")) EXPECT_NE(r.method, "PUT") << r.path;  // nothing via the server
+}
+
+// MLflow 3: create the LoggedModel, upload the model to its own location, mark it READY, record the run's output.
+TEST_F(RestStoreTest, CreatesAnMlflow3LoggedModel) {
+  server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
+    if (r.path.find("runs/get") != std::string::npos) {
+      return {200, R"({"run":{"info":{"run_id":"r1","experiment_id":"3",)"
+                   R"("artifact_uri":"mlflow-artifacts:/3/r1/artifacts"}}})"};
+    }
+    if (r.method == "POST" && r.path == "/api/2.0/mlflow/logged-models") {
+      return {200, R"({"model":{"info":{"model_id":"m-0f1e","experiment_id":"3",)"
+                   R"("artifact_uri":"mlflow-artifacts:/3/models/m-0f1e/artifacts","status":"LOGGED_MODEL_PENDING"}}})"};
+    }
+    return {200, "{}"};
+  });
+  lakerun::testing::TempDir dir;
+  LocalFileSystem().CreateDirs(dir.Join("model/data"));
+  LocalFileSystem().WriteAtomically(dir.Join("model/MLmodel"), "flavors: {}\n");
+  LocalFileSystem().WriteAtomically(dir.Join("model/data/model.pth"), "weights");
+  EXPECT_EQ(Store()->LogLoggedModel("r1", "model", dir.Join("model"), 7), "m-0f1e");
+  const auto created = server_.requests_to("/logged-models");
+  ASSERT_EQ(created.size(), 1u);
+  const json request = json::parse(created[0].body);
+  EXPECT_EQ(request["experiment_id"], "3");
+  EXPECT_EQ(request["name"], "model");
+  EXPECT_EQ(request["source_run_id"], "r1");
+  std::map<std::string, std::string> uploaded;
+  for (const auto& r : server_.requests_to("")) {
+    if (r.method == "PUT") uploaded[r.path] = r.body;
+  }
+  const std::string base = "/api/2.0/mlflow-artifacts/artifacts/3/models/m-0f1e/artifacts/";
+  EXPECT_EQ(uploaded.at(base + "MLmodel"), "flavors: {}\n");
+  EXPECT_EQ(uploaded.at(base + "data/model.pth"), "weights");
+  const auto ready = server_.requests_to("/logged-models/m-0f1e");
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].method, "PATCH");
+  EXPECT_EQ(json::parse(ready[0].body)["status"], "LOGGED_MODEL_READY");
+  const auto outputs = server_.requests_to("/runs/outputs");
+  ASSERT_EQ(outputs.size(), 1u);
+  const json output = json::parse(outputs[0].body);
+  EXPECT_EQ(output["run_id"], "r1");
+  EXPECT_EQ(output["models"][0]["model_id"], "m-0f1e");
+  EXPECT_EQ(output["models"][0]["step"], 7);
+}
+
+// An MLflow 2 server has no logged models: nothing more is sent, now or for later models.
+TEST_F(RestStoreTest, AnMlflow2ServerGetsNoLoggedModel) {
+  server_.set_handler([](const RecordedRequest& r) -> CannedResponse {
+    if (r.path.find("runs/get") != std::string::npos) {
+      return {200, R"({"run":{"info":{"run_id":"r1","experiment_id":"3"}}})"};
+    }
+    if (r.path.find("logged-models") != std::string::npos) return {404, "Not Found"};
+    return {200, "{}"};
+  });
+  lakerun::testing::TempDir dir;
+  LocalFileSystem().WriteAtomically(dir.Join("MLmodel"), "flavors: {}\n");
+  auto store = Store();
+  EXPECT_EQ(store->LogLoggedModel("r1", "model", dir.path(), 0), std::nullopt);
+  EXPECT_EQ(store->LogLoggedModel("r1", "model", dir.path(), 0), std::nullopt);
+  EXPECT_EQ(server_.requests_to("/logged-models").size(), 1u);
+  for (const auto& r : server_.requests_to("")) EXPECT_NE(r.method, "PUT") << r.path;
+}
+
+TEST_F(RestStoreTest, RecordsALoggedModelWithRunsLogModel) {
+  const std::string entry = R"({"run_id": "abc", "artifact_path": "model", "utc_time_created": "t", "flavors": {}})";
+  Store()->RecordLoggedModel("abc", entry);
+  const auto calls = server_.requests_to("/runs/log-model");
+  ASSERT_EQ(calls.size(), 1u);
+  const json body = json::parse(calls[0].body);
+  EXPECT_EQ(body["run_id"], "abc");
+  EXPECT_EQ(body["model_json"], entry);  // a string: the server parses it and appends it to the run's history
 }
 
 TEST_F(RestStoreTest, PagesSearchAndReadsNonFiniteValues) {
@@ -416,6 +518,25 @@ TEST_F(RestStoreTest, PagesSearchAndReadsNonFiniteValues) {
   const json first = json::parse(server_.requests()[0].body);
   EXPECT_EQ(first["experiment_ids"], json({"1", "2"}));
   EXPECT_EQ(json::parse(server_.requests()[1].body)["page_token"], "p2");
+}
+
+TEST_F(RestStoreTest, SearchesRunsByTagWithMlflowsFilter) {
+  server_.set_handler([](const RecordedRequest&) -> CannedResponse {
+    // Both runs come back, as from a server that ignored the filter: the client keeps the one that matches.
+    return {200, R"({"runs":[{"info":{"run_id":"a","status":"RUNNING","start_time":2},
+                    "data":{"tags":[{"key":"lakerun.job_id","value":"0a1b"}]}},
+                   {"info":{"run_id":"b","status":"FINISHED","start_time":1},
+                    "data":{"tags":[{"key":"lakerun.job_id","value":"ffff"}]}}]})"};
+  });
+  const auto runs = Store()->SearchRunsByTag("7", "lakerun.job_id", "0a1b");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].info.run_id, "a");
+  const json first = json::parse(server_.requests()[0].body);
+  EXPECT_EQ(first["experiment_ids"], json({"7"}));
+  EXPECT_EQ(first["filter"], "tags.`lakerun.job_id` = '0a1b'");
+  // A value the filter cannot quote is matched by the client alone.
+  EXPECT_TRUE(Store()->SearchRunsByTag("7", "lakerun.job_id", "it's").empty());
+  EXPECT_FALSE(json::parse(server_.requests()[1].body).contains("filter"));
 }
 
 TEST_F(RestStoreTest, MalformedResponsesAreCorruptDataErrors) {

@@ -6,6 +6,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
 #include "track/kill_signal.h"
+#include "track/open_run_file.h"
 #include "track/run_state.h"
 #include "track/validation.h"
 
@@ -38,6 +39,7 @@ void Run::State::End(RunStatus status) {
     try {
       store->UpdateRun(info.run_id, status, clock_ms());
       info.status = status;
+      WithdrawOpenRun(announcement);  // ended: nothing left for the launcher to end
     } catch (...) {
       if (!error) error = std::current_exception();
     }
@@ -71,6 +73,7 @@ void Run::State::OnKillSignal(RunStatus status) {
     LAKERUN_LOG(Error) << "tracking run " << info.run_id << ": flush on abnormal exit failed: " << e.what();
   }
   store->UpdateRun(info.run_id, status, clock_ms());
+  WithdrawOpenRun(announcement);
 }
 
 Run::Run() = default;
@@ -162,13 +165,19 @@ void Run::LogMetric(const std::string& key, double value, int64_t step, int64_t 
     // A point equal to the key's previous one in step, time and value (bit for bit) is the same point logged twice
     // (e.g. "epoch" by two hooks in one millisecond): MLflow's stores keep (key, step, timestamp, value) unique.
     std::lock_guard<std::mutex> lock(state_->mu);
-    const Metric point{key, value, timestamp_ms, step};
     const auto last = state_->last_points.find(key);
-    if (last != state_->last_points.end() && last->second.step == step && last->second.timestamp_ms == timestamp_ms &&
-        std::memcmp(&last->second.value, &value, sizeof value) == 0) {
-      return;
+    if (last == state_->last_points.end()) {
+      state_->last_points.emplace(key, Metric{key, value, timestamp_ms, step});
+    } else {
+      Metric& previous = last->second;
+      if (previous.step == step && previous.timestamp_ms == timestamp_ms &&
+          std::memcmp(&previous.value, &value, sizeof value) == 0) {
+        return;
+      }
+      previous.value = value;  // the key's latest point, updated in place (no copy of the key per point)
+      previous.timestamp_ms = timestamp_ms;
+      previous.step = step;
     }
-    state_->last_points[key] = point;
   }
   LogEntry entry;
   entry.kind = LogEntry::Kind::kMetric;

@@ -39,6 +39,8 @@ struct Run::State {
   /// to be written before the process dies.
   std::timed_mutex end_mu;
   uint64_t signal_token = 0;
+  /// The run's announcement in LAKERUN_RUN_INFO_DIR (open_run_file.h), withdrawn once its status is written; "" none.
+  std::string announcement;
 };
 
 }  // namespace lakerun::track

@@ -1,5 +1,6 @@
 #include "lakerun/track/runs_cli.h"
 
+#include "lakerun/base/choices.h"
 #include "lakerun/base/error.h"
 #include "lakerun/track/report.h"
 #include "lakerun/track/store.h"
@@ -10,28 +11,54 @@ namespace {
 struct ParsedArgs {
   std::string tracking_uri;
   std::string experiment;
+  std::string sort;
+  std::vector<std::string> columns;
   std::vector<std::string> positional;
   bool help = false;
 };
 
-ParsedArgs Parse(const std::vector<std::string>& args, const char* command, bool allow_experiment) {
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool Is(const std::string& arg, const std::string& flag) { return arg == flag || arg.rfind(flag + "=", 0) == 0; }
+
+// `list`: the command takes list's flags (--experiment, --sort, --columns).
+ParsedArgs Parse(const std::vector<std::string>& args, const char* command, bool list) {
   ParsedArgs out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const std::string& flag) {
       const size_t eq = a.find('=');
       if (eq != std::string::npos) return a.substr(eq + 1);
-      LAKERUN_CHECK(i + 1 < args.size(), "lakerun ", command, ": option ", flag, " needs a value");
+      LAKERUN_CHECK_AS(ConfigError, i + 1 < args.size(), "lakerun ", command, ": option ", flag, " needs a value");
       return args[++i];
     };
     if (a == "--help" || a == "-h") {
       out.help = true;
-    } else if (a == "--tracking-uri" || a.rfind("--tracking-uri=", 0) == 0) {
+    } else if (Is(a, "--tracking-uri")) {
       out.tracking_uri = value("--tracking-uri");
-    } else if (allow_experiment && (a == "--experiment" || a.rfind("--experiment=", 0) == 0)) {
+    } else if (list && Is(a, "--experiment")) {
       out.experiment = value("--experiment");
+    } else if (list && Is(a, "--sort")) {
+      out.sort = value("--sort");
+    } else if (list && Is(a, "--columns")) {
+      out.columns = SplitCommas(value("--columns"));
+      CheckRunsColumns(out.columns);
     } else if (a.rfind("--", 0) == 0) {
-      LAKERUN_THROW(InvalidArgument, "lakerun ", command, ": unknown option '", a, "' (see --help)");
+      std::vector<std::string> flags = {"--help", "--tracking-uri"};
+      if (list) flags.insert(flags.end(), {"--experiment", "--sort", "--columns"});
+      const auto nearest = NearestName(a.substr(0, a.find('=')), flags);
+      LAKERUN_THROW(ConfigError, "lakerun ", command, ": unknown option '", a, "'",
+                    nearest ? " (did you mean " + *nearest + "?)" : std::string(), "; see --help");
     } else {
       out.positional.push_back(a);
     }
@@ -44,14 +71,28 @@ ParsedArgs Parse(const std::vector<std::string>& args, const char* command, bool
 int RunsListMain(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs parsed = Parse(args, "runs list", true);
   if (parsed.help) {
-    out << "usage: lakerun runs list [--experiment NAME] [--tracking-uri URI]\n\n"
-           "Lists runs newest first: name, id, status, start, duration, key params, latest metrics.\n"
+    out << "usage: lakerun runs list [--experiment NAME] [--sort KEY[:asc|:desc]] [--columns LIST]\n"
+           "                        [--tracking-uri URI]\n\n"
+           "Lists runs newest first: name, id, status, start, duration, key params, latest metrics (the metric\n"
+           "the run's Trainer monitored first, always shown).\n"
+           "  --sort KEY     order by name, id, status, start, duration, metrics.<key>, params.<key> or\n"
+           "                 tags.<key>, e.g. --sort metrics.val_loss (ascending; :desc for descending);\n"
+           "                 runs without the value come last\n"
+           "  --columns LIST comma-separated: name, id, status, start, duration, params, metrics, or one value\n"
+           "                 each: metrics.<key>, params.<key>, tags.<key>\n"
+           "                 e.g. --columns name,status,metrics.val_loss,params.lr\n"
            "Without --experiment, every active experiment is listed. The URI defaults to MLFLOW_TRACKING_URI,\n"
            "else ./mlruns; http(s):// URIs read from an MLflow tracking server.\n";
     return 0;
   }
-  LAKERUN_CHECK(parsed.positional.empty(), "lakerun runs list: unexpected argument '", parsed.positional.front(),
-                "'");
+  LAKERUN_CHECK_AS(ConfigError, parsed.positional.empty(), "lakerun runs list: unexpected argument '",
+                   parsed.positional.front(), "'");
+  TableOptions table;
+  table.columns = parsed.columns;
+  if (!parsed.sort.empty()) {
+    std::vector<RunRecord> probe;
+    SortRuns(probe, parsed.sort);  // a bad key fails before the store is read
+  }
   auto store = OpenStore(parsed.tracking_uri);
   std::vector<Experiment> experiments;
   if (!parsed.experiment.empty()) {
@@ -68,13 +109,14 @@ int RunsListMain(const std::vector<std::string>& args, std::ostream& out) {
   }
   bool first = true;
   for (const auto& e : experiments) {
-    const auto runs = store->SearchRuns({e.experiment_id});
+    auto runs = store->SearchRuns({e.experiment_id});
+    if (!parsed.sort.empty()) SortRuns(runs, parsed.sort);
     if (runs.empty() && parsed.experiment.empty()) continue;
     if (!first) out << "\n";
     first = false;
     out << "Experiment " << e.name << " (" << e.experiment_id << "): " << runs.size() << " run"
         << (runs.size() == 1 ? "" : "s") << "\n";
-    if (!runs.empty()) out << FormatRunsTable(runs);
+    if (!runs.empty()) out << FormatRunsTable(runs, table);
   }
   if (first) out << "no runs in " << store->uri() << "\n";
   return 0;
@@ -85,14 +127,14 @@ int RunsShowMain(const std::vector<std::string>& args, std::ostream& out) {
   if (parsed.help) {
     out << "usage: lakerun runs show RUN [--tracking-uri URI]\n\n"
            "Shows a run's params, tags and metrics (latest value, min/max, history sparkline).\n"
-           "RUN is a run id, an id prefix or a run name.\n";
+           "RUN is a run id, an id prefix or a run name; when several runs match, they are listed instead.\n";
     return 0;
   }
-  LAKERUN_CHECK(parsed.positional.size() == 1, "lakerun runs show: expected one RUN (id, id prefix or name), got ",
-                parsed.positional.size());
+  LAKERUN_CHECK_AS(ConfigError, parsed.positional.size() == 1,
+                   "lakerun runs show: expected one RUN (id, id prefix or name), got ", parsed.positional.size());
   auto store = OpenStore(parsed.tracking_uri);
   const RunRecord run = FindRun(*store, parsed.positional[0]);
-  out << FormatRunDetails(run, ReadHistories(*store, run));
+  out << FormatRunDetails(run, ReadHistories(*store, run), store->GetExperiment(run.info.experiment_id));
   return 0;
 }
 
@@ -103,8 +145,8 @@ int RunsCompareMain(const std::vector<std::string>& args, std::ostream& out) {
            "Shows runs side by side: params (differing ones marked '*') and metrics with sparklines.\n";
     return 0;
   }
-  LAKERUN_CHECK(parsed.positional.size() >= 2, "lakerun runs compare: expected at least two runs, got ",
-                parsed.positional.size());
+  LAKERUN_CHECK_AS(ConfigError, parsed.positional.size() >= 2,
+                   "lakerun runs compare: expected at least two runs, got ", parsed.positional.size());
   auto store = OpenStore(parsed.tracking_uri);
   std::vector<RunRecord> runs;
   std::vector<MetricHistories> histories;

@@ -80,6 +80,54 @@ std::optional<std::string> ResolveRef(const std::string& git_dir, const std::str
   return std::nullopt;
 }
 
+std::string Hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+// The pid namespace's inode, from the link "pid:[4026531836]"; "" when unreadable.
+std::string PidNamespace() {
+  char buf[64];
+  const ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+  if (n <= 0) return "";
+  const std::string link(buf, static_cast<size_t>(n));
+  const size_t open = link.find('[');
+  const size_t close = link.find(']');
+  if (open == std::string::npos || close == std::string::npos || close <= open + 1) return "";
+  return link.substr(open + 1, close - open - 1);
+}
+
+std::string BootId() {
+  auto text = ReadSmallFile("/proc/sys/kernel/random/boot_id");
+  return text ? Trim(*text) : "";
+}
+
+struct ProcStat {
+  char state = '?';
+  std::string start_ticks;
+};
+
+// State and start time of `pid` in this pid namespace; nullopt when no such process. The command name (field 2) is
+// in parentheses and may hold spaces and ')': the fields are counted after its last ')'.
+std::optional<ProcStat> ReadProcStat(int64_t pid) {
+  auto text = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!text) return std::nullopt;
+  const size_t close = text->rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text->substr(close + 1));
+  ProcStat stat;
+  std::string field;
+  for (int number = 3; fields >> field; ++number) {  // field 3 is the state, field 22 the start time
+    if (number == 3) stat.state = field.empty() ? '?' : field[0];
+    if (number == 22) {
+      stat.start_ticks = field;
+      break;
+    }
+  }
+  return stat;
+}
+
 }  // namespace
 
 std::string CurrentUser() {
@@ -118,6 +166,34 @@ std::optional<std::string> GitCommitOf(const std::string& start) {
     dir = ParentOf(dir);
   }
   return std::nullopt;
+}
+
+ProcessIdentity CurrentProcessIdentity() {
+  ProcessIdentity id;
+  id.host = Hostname();
+  id.pid = static_cast<int64_t>(::getpid());
+  const std::string boot = BootId();
+  const std::string pid_namespace = PidNamespace();
+  const auto stat = ReadProcStat(id.pid);
+  if (!boot.empty() && !pid_namespace.empty() && stat && !stat->start_ticks.empty()) {
+    id.start = boot + ":" + pid_namespace + ":" + stat->start_ticks;
+  }
+  return id;
+}
+
+ProcessCheck CheckRecordedProcess(const std::string& host, int64_t pid, const std::string& start) {
+  if (host.empty() || pid <= 0 || host != Hostname()) return {};
+  const size_t first = start.find(':');
+  const size_t second = first == std::string::npos ? std::string::npos : start.find(':', first + 1);
+  if (second == std::string::npos) return {};  // nothing to tell a reused pid by
+  if (start.substr(0, first) != BootId()) return {ProcessState::kGone, "the host restarted since"};
+  if (start.substr(first + 1, second - first - 1) != PidNamespace()) return {};  // another container's pid
+  const auto stat = ReadProcStat(pid);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return {ProcessState::kGone, ""};
+  if (stat->start_ticks != start.substr(second + 1)) {
+    return {ProcessState::kGone, "the pid now belongs to another process"};
+  }
+  return {ProcessState::kAlive, ""};
 }
 
 }  // namespace lakerun::track

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include <torch/csrc/jit/api/module.h>
+#include <torch/nn/module.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/version.h>
 
@@ -59,12 +61,15 @@ int64_t SizeOf(const std::string& path) {
   return info ? static_cast<int64_t>(info->size) : 0;
 }
 
-MLmodelSpec Spec(const std::string& run_id, bool torchscript) {
+// The MLmodel of a model logged at `artifact_path` of run `run_id`, its uuid and time fixed (the run's log-model
+// history names the same ones).
+MLmodelSpec Spec(const std::string& run_id, const std::string& artifact_path, bool torchscript) {
   MLmodelSpec spec;
+  spec.artifact_path = artifact_path;
   spec.run_id = run_id;
   spec.torchscript = torchscript;
   spec.torch_version = TORCH_VERSION;
-  return spec;
+  return ResolveMLmodelSpec(spec);
 }
 
 // A private scratch directory under $TMPDIR, removed on destruction.
@@ -96,19 +101,6 @@ bool AllOnCpu(const std::vector<std::pair<std::string, at::Tensor>>& named) {
   return true;
 }
 
-template <typename M>
-std::optional<ModelVersion> LogAny(Tracker& tracker, Run& run, const M& module, const LogModelOptions& options) {
-  if (!run.active()) return std::nullopt;
-  LAKERUN_CHECK(!options.artifact_path.empty(), "LogModel: artifact_path must not be empty");
-  ScratchDir scratch;
-  const std::string dir = JoinPath(scratch.path(), "model");
-  SaveModel(module, dir, run.run_id());
-  run.LogArtifact(dir, options.artifact_path);
-  run.Flush();  // the copy/upload happens in the background; the scratch directory goes away on return
-  if (options.registered_model_name.empty()) return std::nullopt;
-  return tracker.RegisterModel(run.run_id(), options.artifact_path, options.registered_model_name);
-}
-
 }  // namespace
 
 void SaveModuleOnCpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
@@ -130,13 +122,16 @@ void SaveModuleOnCpu(const torch::nn::Module& module, torch::serialize::OutputAr
   }
 }
 
-void SaveModel(const torch::nn::Module& module, const std::string& dir, const std::string& run_id) {
+namespace {
+
+MLmodelSpec SaveModelDir(const torch::nn::Module& module, const std::string& dir, const std::string& run_id,
+                         const std::string& artifact_path) {
   FileSystem& fs = LocalFileSystem();
   fs.CreateDirs(JoinPath(dir, "data"));
   std::vector<std::pair<std::string, at::Tensor>> named;
   for (const auto& item : module.named_parameters(/*recurse=*/true)) named.emplace_back(item.key(), item.value());
   for (const auto& item : module.named_buffers(/*recurse=*/true)) named.emplace_back(item.key(), item.value());
-  MLmodelSpec spec = Spec(run_id, false);
+  MLmodelSpec spec = Spec(run_id, artifact_path, false);
   int64_t size = WriteWeights(named, JoinPath(dir, spec.safetensors_path));
   torch::serialize::OutputArchive archive;
   // A model trained on a GPU is saved from CPU copies, so that torch::load reads it on any machine.
@@ -149,15 +144,17 @@ void SaveModel(const torch::nn::Module& module, const std::string& dir, const st
   size += SizeOf(JoinPath(dir, spec.archive_path));
   spec.model_size_bytes = size;
   WriteModelMetadataFiles(fs, dir, spec);
+  return spec;
 }
 
-void SaveModel(const torch::jit::Module& module, const std::string& dir, const std::string& run_id) {
+MLmodelSpec SaveModelDir(const torch::jit::Module& module, const std::string& dir, const std::string& run_id,
+                         const std::string& artifact_path) {
   FileSystem& fs = LocalFileSystem();
   fs.CreateDirs(JoinPath(dir, "data"));
   std::vector<std::pair<std::string, at::Tensor>> named;
   for (const auto& item : module.named_parameters(/*recurse=*/true)) named.emplace_back(item.name, item.value);
   for (const auto& item : module.named_buffers(/*recurse=*/true)) named.emplace_back(item.name, item.value);
-  MLmodelSpec spec = Spec(run_id, true);
+  MLmodelSpec spec = Spec(run_id, artifact_path, true);
   int64_t size = WriteWeights(named, JoinPath(dir, spec.safetensors_path));
   // A model on a GPU is saved from a CPU copy, so that torch::jit::load and mlflow.pytorch read it anywhere.
   const std::string archive = JoinPath(dir, "data/model.pth");
@@ -171,6 +168,34 @@ void SaveModel(const torch::jit::Module& module, const std::string& dir, const s
   size += SizeOf(archive);
   spec.model_size_bytes = size;
   WriteModelMetadataFiles(fs, dir, spec);
+  return spec;
+}
+
+template <typename M>
+std::optional<ModelVersion> LogAny(Tracker& tracker, Run& run, const M& module, const LogModelOptions& options) {
+  if (!run.active()) return std::nullopt;
+  LAKERUN_CHECK(!options.artifact_path.empty(), "LogModel: artifact_path must not be empty");
+  ScratchDir scratch;
+  const std::string dir = JoinPath(scratch.path(), "model");
+  const MLmodelSpec spec = SaveModelDir(module, dir, run.run_id(), options.artifact_path);
+  run.LogArtifact(dir, options.artifact_path);
+  run.Flush();  // the copy/upload happens in the background; the scratch directory goes away on return
+  // As MLflow's Model.log, once the files are stored: the run's mlflow.log-model.history lists the model.
+  tracker.store().RecordLoggedModel(run.run_id(), FormatLogModelHistoryEntry(spec));
+  // On an MLflow 3 server, also the LoggedModel its model views list (the files uploaded once more, to its location).
+  tracker.store().LogLoggedModel(run.run_id(), options.artifact_path, dir, 0);
+  if (options.registered_model_name.empty()) return std::nullopt;
+  return tracker.RegisterModel(run.run_id(), options.artifact_path, options.registered_model_name);
+}
+
+}  // namespace
+
+void SaveModel(const torch::nn::Module& module, const std::string& dir, const std::string& run_id) {
+  SaveModelDir(module, dir, run_id, "model");
+}
+
+void SaveModel(const torch::jit::Module& module, const std::string& dir, const std::string& run_id) {
+  SaveModelDir(module, dir, run_id, "model");
 }
 
 std::optional<ModelVersion> LogModel(Tracker& tracker, Run& run, const torch::nn::Module& module,

@@ -9,7 +9,10 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/torch.h>
 
+#include <nlohmann/json.hpp>
+
 #include "lakerun/base/file_system.h"
+#include "lakerun/track/mlmodel.h"
 #include "lakerun/track/safetensors.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
@@ -208,6 +211,43 @@ TEST(TorchModelTest, LogModelStoresTheDirectoryAndRegistersAVersion) {
   const std::string meta = LocalFileSystem().ReadFile(dir.Join("mlruns/models/tiny-net/version-1/meta.yaml"));
   EXPECT_NE(meta.find("run_id: " + run.run_id() + "\n"), std::string::npos);
   EXPECT_NE(meta.find("source: " + record.info.artifact_uri + "/model\n"), std::string::npos);
+  run.End();
+}
+
+// The run lists every model logged to it in mlflow.log-model.history, each entry naming the model its MLmodel file
+// describes (uuid, time, path), as MLflow's Model.log records them.
+TEST(TorchModelTest, LogModelAppendsToTheRunsLogModelHistory) {
+  lakerun::testing::TempDir dir;
+  TrackerOptions options;
+  options.handle_signals = false;
+  Tracker tracker(dir.Join("mlruns"), options);
+  track::Run run = tracker.StartRun();
+  Net net;
+  LogModel(tracker, run, *net);
+  LogModelOptions best;
+  best.artifact_path = "checkpoints/best";
+  LogModel(tracker, run, *net, best);
+  const RunRecord record = tracker.store().GetRun(run.run_id());
+  const auto history = nlohmann::json::parse(record.tags.at(kLogModelHistoryTag));
+  ASSERT_TRUE(history.is_array());
+  ASSERT_EQ(history.size(), 2u);
+  const std::string artifacts = record.info.artifact_uri.substr(7);
+  // MLflow's order of the keys (which nlohmann's objects, sorted, do not keep).
+  EXPECT_THAT(record.tags.at(kLogModelHistoryTag),
+              ::testing::StartsWith(R"([{"run_id": ")" + run.run_id() +
+                                    R"(", "artifact_path": "model", "utc_time_created": ")"));
+  const char* paths[] = {"model", "checkpoints/best"};
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string mlmodel = LocalFileSystem().ReadFile(artifacts + "/" + paths[i] + "/MLmodel");
+    const auto& entry = history[i];
+    EXPECT_EQ(entry["run_id"], run.run_id());
+    EXPECT_EQ(entry["artifact_path"], paths[i]);
+    EXPECT_NE(mlmodel.find("artifact_path: " + std::string(paths[i]) + "\n"), std::string::npos) << mlmodel;
+    EXPECT_NE(mlmodel.find("model_uuid: " + entry["model_uuid"].get<std::string>() + "\n"), std::string::npos);
+    EXPECT_NE(mlmodel.find("utc_time_created: '" + entry["utc_time_created"].get<std::string>() + "'\n"),
+              std::string::npos);
+    EXPECT_EQ(entry["flavors"]["lakerun"]["archive_format"], "libtorch");
+  }
   run.End();
 }
 

@@ -5,7 +5,10 @@
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/base/logging.h"
+#include "lakerun/base/rank_environment.h"
+#include "track/file_store.h"
 #include "track/ids.h"
+#include "track/open_run_file.h"
 #include "track/run_state.h"
 #include "track/system_tags.h"
 #include "track/validation.h"
@@ -28,6 +31,12 @@ struct Tracker::State {
   std::mutex mu;
   std::string experiment_id;   // guarded by mu; resolved on first use
   std::string attach_run_id;   // guarded by mu; MLFLOW_RUN_ID, used by the first top-level StartRun
+  RankEnvironment place;       // this process's rank, and the job and attempt `lakerun launch` gives it
+  bool top_level_started = false;  // guarded by mu; the first top-level StartRun is the job's run
+
+  // Under `lakerun launch`, rank 0's first top-level run is the job's: tagged with the job id at creation and
+  // continued by the attempts that follow a restart.
+  bool TracksTheJob() const { return place.launcher == Launcher::kLakerun && place.rank == 0 && !place.job_id.empty(); }
 };
 
 Tracker Tracker::FromEnvironment(TrackerOptions options) {
@@ -41,12 +50,14 @@ Tracker Tracker::FromEnvironment(TrackerOptions options) {
 Tracker::Tracker(const std::string& uri, TrackerOptions options) : state_(std::make_shared<State>()) {
   if (options.experiment_name.empty()) options.experiment_name = "Default";
   options.tracking_uri = uri.empty() ? DefaultTrackingUri() : uri;
-  const std::string rank = Env("RANK");
-  state_->enabled = options.log_on_every_rank || rank.empty() || rank == "0";
+  // The rank as lakerun::dist reads it (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, ...).
+  state_->place = DetectRankEnvironment();
+  state_->enabled = options.log_on_every_rank || state_->place.rank == 0;
   state_->clock_ms = options.store.clock_ms ? options.store.clock_ms : SystemClockMs;
   state_->options = options;
   if (!state_->enabled) {
-    LAKERUN_LOG(Debug) << "tracking disabled on rank " << rank << " (only rank 0 logs)";
+    LAKERUN_LOG(Debug) << "tracking disabled on rank " << state_->place.rank << " of " << state_->place.world_size
+                       << " (" << LauncherName(state_->place.launcher) << "; only rank 0 logs)";
     return;
   }
   state_->store = OpenStore(options.tracking_uri, options.store);
@@ -90,9 +101,22 @@ Run Tracker::StartRun(StartRunOptions options) {
   Store& store = *state_->store;
   const TrackerOptions& topts = state_->options;
   std::string attach = options.run_id;
-  if (attach.empty() && options.parent_run_id.empty()) {
+  bool job_run = false;
+  if (options.parent_run_id.empty()) {
     std::lock_guard<std::mutex> lock(state_->mu);
-    attach = std::exchange(state_->attach_run_id, "");
+    if (attach.empty()) attach = std::exchange(state_->attach_run_id, "");
+    job_run = !std::exchange(state_->top_level_started, true) && state_->TracksTheJob();
+  }
+  const RankEnvironment& place = state_->place;
+  if (job_run) {
+    options.tags[kRestartCountTag] = std::to_string(place.restart_count);
+    if (attach.empty() && place.restart_count > 0) attach = FindJobRun();
+  }
+  if (topts.record_process) {
+    const ProcessIdentity process = CurrentProcessIdentity();
+    options.tags[kHostTag] = process.host;
+    options.tags[kPidTag] = std::to_string(process.pid);
+    if (!process.start.empty()) options.tags[kProcessStartTag] = process.start;
   }
   for (const auto& [key, value] : options.tags) {
     ValidateKey(key, "tag");
@@ -104,6 +128,10 @@ Run Tracker::StartRun(StartRunOptions options) {
     RunRecord record = store.GetRun(attach);
     info = record.info;
     existing_params = record.params;
+    // The tags first (this process's, the attempt), so that a run shown RUNNING again names the process logging it.
+    std::vector<KeyValue> tags;
+    for (const auto& [key, value] : options.tags) tags.push_back({key, value});
+    if (!tags.empty()) store.LogBatch(info.run_id, {}, {}, tags);
     store.UpdateRun(info.run_id, RunStatus::kRunning, std::nullopt);
     info.status = RunStatus::kRunning;
   } else {
@@ -129,20 +157,35 @@ Run Tracker::StartRun(StartRunOptions options) {
     }
     if (!options.parent_run_id.empty()) tags["mlflow.parentRunId"] = options.parent_run_id;
     for (const auto& [key, value] : options.tags) tags[key] = value;
+    if (job_run) tags[kJobIdTag] = place.job_id;
     for (const auto& [key, value] : tags) request.tags.push_back({key, value});
     info = store.CreateRun(request);
   }
   auto state = std::make_shared<Run::State>(state_->store, info, topts, state_->clock_ms);
   state->params = std::move(existing_params);
-  if (!attach.empty()) {
-    for (const auto& [key, value] : options.tags) {
-      LogEntry entry;
-      entry.kind = LogEntry::Kind::kTag;
-      entry.kv = {key, value};
-      state->logger->Enqueue(std::move(entry));
-    }
-  }
+  state->announcement = AnnounceOpenRun(info.run_id, StoreLocation(), place.rank);
   return Run(std::move(state));
+}
+
+std::string Tracker::StoreLocation() const {
+  // A file store by its absolute path: the process may change its working directory, the launcher has its own.
+  const auto* file_store = dynamic_cast<const FileStore*>(state_->store.get());
+  return file_store != nullptr ? "file://" + file_store->root() : state_->store->uri();
+}
+
+std::string Tracker::FindJobRun() {
+  const RankEnvironment& place = state_->place;
+  const std::vector<RunRecord> runs = state_->store->SearchRunsByTag(experiment_id(), kJobIdTag, place.job_id);
+  if (runs.empty()) {
+    LAKERUN_LOG(Info) << "tracking: attempt " << place.restart_count << " of job " << place.job_id
+                      << " found no run of the job in experiment '" << state_->options.experiment_name
+                      << "' (the attempt before ended before it started one); starting it";
+    return "";
+  }
+  const RunRecord& first = runs.back();  // newest first: the job's first run, should there be several
+  LAKERUN_LOG(Info) << "tracking: attempt " << place.restart_count << " of job " << place.job_id
+                    << " continues its run " << first.info.run_id << " ('" << first.info.run_name << "')";
+  return first.info.run_id;
 }
 
 Run Tracker::StartNestedRun(const Run& parent, StartRunOptions options) {

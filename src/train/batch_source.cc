@@ -1,4 +1,4 @@
-// TensorBatchSource and Module::Log.
+// TensorBatchSource, LoaderBatchSource and Module::Log.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ATen.h>
 
@@ -57,6 +57,52 @@ void TensorBatchSource::load_state_dict(const std::map<std::string, int64_t>& st
                 "TensorBatchSource::load_state_dict: needs non-negative 'epoch' and 'batches'");
   SetEpoch(static_cast<uint64_t>(epoch->second));
   next_ = batches->second;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// LoaderBatchSource
+
+LoaderBatchSource::LoaderBatchSource(data::Loader&& loader) : owned_(std::move(loader)), loader_(&*owned_) {}
+
+LoaderBatchSource::LoaderBatchSource(LoaderBatchSource&& other) noexcept
+    : owned_(std::move(other.owned_)), loader_(owned_ ? &*owned_ : other.loader_) {
+  other.owned_.reset();
+  other.loader_ = nullptr;
+}
+
+LoaderBatchSource& LoaderBatchSource::operator=(LoaderBatchSource&& other) noexcept {
+  if (this != &other) {
+    owned_ = std::move(other.owned_);
+    loader_ = owned_ ? &*owned_ : other.loader_;
+    other.owned_.reset();
+    other.loader_ = nullptr;
+  }
+  return *this;
+}
+
+LoaderBatchSource& LoaderBatchSource::operator=(data::Loader&& loader) {
+  owned_.reset();  // the previous loader stops before the next one starts
+  owned_.emplace(std::move(loader));
+  loader_ = &*owned_;
+  return *this;
+}
+
+data::Loader& LoaderBatchSource::loader() const {
+  LAKERUN_CHECK_AS(ConfigError, loader_ != nullptr, "LoaderBatchSource: no loader yet (assign one, e.g. in "
+                   "DataModule::Setup, before the Trainer asks for batches)");
+  return *loader_;
+}
+
+Sharding LoaderBatchSource::ShardByRank(int64_t rank, int64_t world_size) {
+  data::Loader& l = loader();
+  l.AdoptRank(rank, world_size);
+  return l.world_size() > 1 ? Sharding::kByRank : Sharding::kUnsharded;
+}
+
+std::string LoaderBatchSource::Describe() const {
+  if (loader_ == nullptr) return "an empty LoaderBatchSource";
+  const std::string table = loader_->source().Describe();
+  return table.empty() ? "a data::Loader" : "the data::Loader over " + table;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

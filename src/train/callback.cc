@@ -6,6 +6,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/dist/collectives.h"
 #include "lakerun/dist/init.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::train {
 namespace {
@@ -180,7 +181,7 @@ RankSync& TrainerState::Sync() const {
   return sync != nullptr ? *sync : local;
 }
 
-FileSystem& TrainerState::Fs() const { return fs != nullptr ? *fs : LocalFileSystem(); }
+FileSystem& TrainerState::Fs() const { return fs != nullptr ? *fs : UriFileSystem(); }
 
 std::string PyRepr(const std::string& s, bool none_if_empty) {
   if (none_if_empty && s.empty()) return "None";

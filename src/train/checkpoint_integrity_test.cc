@@ -110,8 +110,9 @@ TEST(CheckpointIntegrityTest, ADamagedCheckpointIsRefusedNamingTheFileAndTheDama
                     "record '" + largest->name + "'", "CRC-32");
   EXPECT_EQ(second.steps, 0);
   auto data = Data();
-  EXPECT_THROW_WITH(Trainer(TrainerOptions{.distributed = false}).Validate(second, data, path), CorruptDataError,
-                    path, "is damaged");
+  TrainerOptions local;
+  local.distributed = false;
+  EXPECT_THROW_WITH(Trainer(local).Validate(second, data, path), CorruptDataError, path, "is damaged");
 
   // Damage outside every record (a name in the central directory): the whole-file digest catches it.
   const std::string other = dir.Join("epoch=0-step=3.ckpt");

@@ -5,12 +5,14 @@
 #include <torch/serialize/output-archive.h>
 
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/base/logging.h"
 #include "lakerun/train/model_checkpoint.h"
+#include "train/checkpoint_temporaries.h"
 #include "train/resume_choice.h"
 #include "train/trainer_impl.h"
 
@@ -113,17 +115,58 @@ std::string Trainer::Impl::DumpCheckpoint(const Trainer& t) {
   return SealCheckpoint(out.str());
 }
 
+std::vector<std::string> Trainer::Impl::CheckpointDirs(const Trainer& t) {
+  std::vector<std::string> dirs;
+  for (const auto& cb : t.callbacks_) {
+    if (auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get())) dirs.push_back(mc->dirpath());
+  }
+  return dirs;
+}
+
+std::optional<VerifiedCheckpoint> Trainer::Impl::ReadNewest(const Trainer& t) {
+  FileSystem& fs = t.state_.Fs();
+  return FirstVerified(fs, ResumeCandidates(fs, CheckpointDirs(t)));
+}
+
+void Trainer::Impl::ClearBeyondTheResumePoint(Trainer& t) {
+  RankSync& sync = t.state_.Sync();
+  sync.Barrier();  // every rank has read its checkpoint
+  if (sync.rank() == 0) {
+    FileSystem& fs = t.state_.Fs();
+    std::set<std::string> referenced;
+    for (const auto& cb : t.callbacks_) {
+      const auto* mc = dynamic_cast<const ModelCheckpoint*>(cb.get());
+      if (mc == nullptr) continue;
+      for (const auto& [path, score] : mc->best_k_models()) referenced.insert(path);
+      referenced.insert({mc->best_model_path(), mc->kth_best_model_path(), mc->last_model_path()});
+    }
+    const std::vector<std::string> dirs = CheckpointDirs(t);
+    try {  // as cleaning temporaries, this never fails the fit (a file left in place gets a -v1 sibling at worst)
+      for (const std::string& path : FilesBeyondTheResumePoint(fs, dirs, t.state_.ckpt_path, referenced)) {
+        LAKERUN_LOG(Info) << "Trainer: removing " << path << ", written after " << t.state_.ckpt_path
+                          << " by the attempt that failed; the job writes it again as it trains on";
+        fs.Remove(path);
+      }
+    } catch (const IoError& e) {
+      LAKERUN_LOG(Warning) << "Trainer: cannot clear what the failed attempt wrote after " << t.state_.ckpt_path
+                           << ": " << e.what();
+    }
+    for (const std::string& dir : std::set<std::string>(dirs.begin(), dirs.end())) {
+      if (fs.Exists(dir)) RemoveStaleCheckpointTemporaries(fs, dir);
+    }
+  }
+  sync.Barrier();
+}
+
 std::optional<VerifiedCheckpoint> Trainer::Impl::ReadCkptPath(const Trainer& t, const std::string& ckpt_path,
                                                                const char* caller) const {
   FileSystem& fs = t.state_.Fs();
   if (ckpt_path.empty()) return std::nullopt;
   if (ckpt_path == "last") {
-    std::vector<std::string> dirs;
-    for (const auto& cb : t.callbacks_) {
-      if (auto* mc = dynamic_cast<ModelCheckpoint*>(cb.get())) dirs.push_back(mc->dirpath());
+    auto checkpoint = ReadNewest(t);
+    if (!checkpoint) {
+      LAKERUN_LOG(Warning) << "ckpt_path=\"last\": no checkpoint in any ModelCheckpoint directory";
     }
-    auto checkpoint = FirstVerified(fs, ResumeCandidates(fs, dirs));
-    if (!checkpoint) LAKERUN_LOG(Warning) << "ckpt_path=\"last\": no checkpoint in any ModelCheckpoint directory";
     return checkpoint;
   }
   std::string path = ckpt_path;

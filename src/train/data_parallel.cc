@@ -50,7 +50,7 @@ void DataParallel::ClipGradValue(Module& module, double clip_value) {
   }
 }
 
-void DataParallel::Step(Precision& precision, const OptimizerList& optimizers) {
+void DataParallel::Step(PrecisionPlugin& precision, const OptimizerList& optimizers) {
   if (sharded_) {
     sharded_->Step();
   } else {

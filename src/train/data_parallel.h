@@ -32,7 +32,7 @@ class DataParallel {
   void ClipGradNorm(Module& module, double max_norm);
   void ClipGradValue(Module& module, double clip_value);
   /// Every optimizer's step (through `precision`'s scaler when unwrapped or DDP; a sharded strategy steps its shards).
-  void Step(Precision& precision, const OptimizerList& optimizers);
+  void Step(PrecisionPlugin& precision, const OptimizerList& optimizers);
   /// Collective. While the result lives, the optimizers hold their full state on rank 0 (sharded strategies gather
   /// it; otherwise they hold it anyway).
   std::optional<dist::ShardedDataParallel::GatheredState> GatherOptimizerState();

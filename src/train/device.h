@@ -19,12 +19,11 @@ struct DeviceFacts {
 };
 
 /// The device for `accelerator`:
-/// - "cpu": the CPU;
-/// - "cuda" (or "gpu"): the process group's CUDA device (NCCL: cuda:LOCAL_RANK, or cuda:0 when the rank sees one GPU);
-///   cuda:0 in a single process; a ConfigError without CUDA, or when ranks share a CPU (Gloo) group;
-/// - "auto": the process group's device when it is CUDA, cuda:0 in a single process that has CUDA, else the CPU.
-/// Any other value is a ConfigError listing the accepted ones.
-c10::Device ChooseDevice(const std::string& accelerator, const DeviceFacts& facts);
+/// - kCpu: the CPU;
+/// - kCuda: the process group's CUDA device (NCCL: cuda:LOCAL_RANK, or cuda:0 when the rank sees one GPU); cuda:0 in
+///   a single process; a ConfigError without CUDA, or when ranks share a CPU (Gloo) group;
+/// - kAuto: the process group's device when it is CUDA, cuda:0 in a single process that has CUDA, else the CPU.
+c10::Device ChooseDevice(Accelerator accelerator, const DeviceFacts& facts);
 
 /// Moves every tensor of `batch` to `device` (non-blocking from pinned memory); tensors already there are untouched.
 /// sample_ids stay on the CPU: they are bookkeeping, not model input.

@@ -19,23 +19,22 @@ DeviceFacts Single(bool cuda) { return DeviceFacts{cuda, std::nullopt, 1}; }
 DeviceFacts Group(bool cuda, c10::Device device, int64_t world) { return DeviceFacts{cuda, device, world}; }
 
 TEST(ChooseDeviceTest, FollowsTheProcessGroupAsLightningsAutoAcceleratorDoes) {
-  EXPECT_EQ(ChooseDevice("auto", Single(false)), kCpu);
-  EXPECT_EQ(ChooseDevice("auto", Single(true)), Cuda(0));
-  EXPECT_EQ(ChooseDevice("auto", Group(true, Cuda(1), 4)), Cuda(1));   // NCCL: the rank's own GPU
-  EXPECT_EQ(ChooseDevice("auto", Group(true, kCpu, 2)), kCpu);        // ranks on a Gloo group stay on the CPU
-  EXPECT_EQ(ChooseDevice("auto", Group(true, kCpu, 1)), Cuda(0));     // one rank joined dist, it still has CUDA
-  EXPECT_EQ(ChooseDevice("cpu", Group(true, Cuda(1), 4)), kCpu);
-  EXPECT_EQ(ChooseDevice("cuda", Single(true)), Cuda(0));
-  EXPECT_EQ(ChooseDevice("cuda", Group(true, Cuda(3), 4)), Cuda(3));
-  EXPECT_EQ(ChooseDevice("gpu", Group(true, Cuda(2), 4)), Cuda(2));
+  EXPECT_EQ(ChooseDevice(Accelerator::kAuto, Single(false)), kCpu);
+  EXPECT_EQ(ChooseDevice(Accelerator::kAuto, Single(true)), Cuda(0));
+  EXPECT_EQ(ChooseDevice(Accelerator::kAuto, Group(true, Cuda(1), 4)), Cuda(1));  // NCCL: the rank's own GPU
+  EXPECT_EQ(ChooseDevice(Accelerator::kAuto, Group(true, kCpu, 2)), kCpu);  // ranks on a Gloo group stay on the CPU
+  EXPECT_EQ(ChooseDevice(Accelerator::kAuto, Group(true, kCpu, 1)), Cuda(0));  // one rank joined dist: it has CUDA
+  EXPECT_EQ(ChooseDevice(Accelerator::kCpu, Group(true, Cuda(1), 4)), kCpu);
+  EXPECT_EQ(ChooseDevice(Accelerator::kCuda, Single(true)), Cuda(0));
+  EXPECT_EQ(ChooseDevice(Accelerator::kCuda, Group(true, Cuda(3), 4)), Cuda(3));
+  EXPECT_EQ(ChooseDevice(ParseAccelerator("accelerator", "gpu"), Group(true, Cuda(2), 4)), Cuda(2));
 }
 
 TEST(ChooseDeviceTest, RefusesWhatCannotRunNamingTheOption) {
-  EXPECT_THROW_WITH(ChooseDevice("cuda", Single(false)), ConfigError, "accelerator='cuda'", "CUDA");
-  EXPECT_THROW_WITH(ChooseDevice("gpu", Single(false)), ConfigError, "accelerator='gpu'", "CUDA");
-  EXPECT_THROW_WITH(ChooseDevice("cuda", Group(true, kCpu, 2)), ConfigError, "2 ranks", "NCCL", "cpu");
-  EXPECT_THROW_WITH(ChooseDevice("tpu", Single(true)), ConfigError, "accelerator", "'auto', 'cpu', 'cuda'", "tpu");
-  EXPECT_THROW_WITH(ChooseDevice("", Single(true)), ConfigError, "accelerator");
+  EXPECT_THROW_WITH(ChooseDevice(Accelerator::kCuda, Single(false)), ConfigError, "accelerator='cuda'", "CUDA");
+  EXPECT_THROW_WITH(ChooseDevice(Accelerator::kCuda, Group(true, kCpu, 2)), ConfigError, "2 ranks", "NCCL", "cpu");
+  EXPECT_THROW_WITH(ParseAccelerator("accelerator", "tpu"), ConfigError, "accelerator", "auto, cpu, cuda", "tpu");
+  EXPECT_THROW_WITH(ParseAccelerator("accelerator", ""), ConfigError, "accelerator");
 }
 
 TEST(MoveBatchTest, TensorsAlreadyOnTheDeviceAreLeftAsTheyAre) {
@@ -68,7 +67,7 @@ TEST(TrainerDeviceTest, TheModuleLearnsWhereTheTrainerPutsIt) {
   torch::manual_seed(1);
   at::Tensor x = torch::randn({16, 2});
   TensorBatchSource train({{"x", x}, {"y", x.sum(1, /*keepdim=*/true)}}, 4);
-  for (const char* accelerator : {"auto", "cpu"}) {
+  for (Accelerator accelerator : {Accelerator::kAuto, Accelerator::kCpu}) {
     TrainerOptions o;
     o.max_epochs = 2;
     o.accelerator = accelerator;
@@ -76,10 +75,10 @@ TEST(TrainerDeviceTest, TheModuleLearnsWhereTheTrainerPutsIt) {
     Linear model;
     Trainer t(o);
     t.Fit(model, train);
-    const c10::Device expected = std::string(accelerator) == "auto" && at::hasCUDA() ? Cuda(0) : kCpu;
-    EXPECT_EQ(model.device(), expected) << accelerator;
-    EXPECT_EQ(model.fc->weight.device(), expected) << accelerator;
-    EXPECT_EQ(t.global_step(), 8) << accelerator;
+    const c10::Device expected = accelerator == Accelerator::kAuto && at::hasCUDA() ? Cuda(0) : kCpu;
+    EXPECT_EQ(model.device(), expected) << ToString(accelerator);
+    EXPECT_EQ(model.fc->weight.device(), expected) << ToString(accelerator);
+    EXPECT_EQ(t.global_step(), 8) << ToString(accelerator);
   }
 }
 

@@ -29,12 +29,9 @@ std::string Plain(double v) {
 
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : options_(std::move(options)) {
   LAKERUN_CHECK_AS(ConfigError, !options_.monitor.empty(), "EarlyStopping: option 'monitor' must name a metric");
-  LAKERUN_CHECK_AS(ConfigError, options_.mode == "min" || options_.mode == "max",
-                   "EarlyStopping(monitor='", options_.monitor, "'): option 'mode' must be 'min' or 'max', got '",
-                   options_.mode, "'");
   LAKERUN_CHECK_AS(ConfigError, options_.patience >= 0, "EarlyStopping(monitor='", options_.monitor,
                    "'): option 'patience' must be >= 0, got ", options_.patience);
-  max_mode_ = options_.mode == "max";
+  max_mode_ = options_.mode == MonitorMode::kMax;
   // Lightning: min_delta *= 1 if monitor_op is gt else -1 (the user's sign is kept, not normalised).
   min_delta_ = static_cast<float>(max_mode_ ? options_.min_delta : -options_.min_delta);
   patience_ = options_.patience;
@@ -43,7 +40,8 @@ EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : options_(std::move(
 }
 
 std::string EarlyStopping::state_key() const {
-  return StrCat("EarlyStopping{'monitor': ", PyRepr(options_.monitor), ", 'mode': ", PyRepr(options_.mode), "}");
+  return StrCat("EarlyStopping{'monitor': ", PyRepr(options_.monitor), ", 'mode': ", PyRepr(ToString(options_.mode)),
+                "}");
 }
 
 StateDict EarlyStopping::state_dict() const {

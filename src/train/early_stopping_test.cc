@@ -72,7 +72,7 @@ TEST(EarlyStoppingTest, WorkedExampleFromTheReference) {
 TEST(EarlyStoppingTest, MinDeltaIsStoredNegatedInMinModeAndKeptInMaxMode) {
   EXPECT_EQ(EarlyStopping(Reference()).signed_min_delta(), -0.01f);
   EarlyStoppingOptions o = Reference();
-  o.mode = "max";
+  o.mode = MonitorMode::kMax;
   EXPECT_EQ(EarlyStopping(o).signed_min_delta(), 0.01f);
 }
 
@@ -197,7 +197,7 @@ TEST(EarlyStoppingTest, StoppingThresholdIsStrict) {
 TEST(EarlyStoppingTest, MaxModeMirrorsEveryComparison) {
   EarlyStoppingOptions o;
   o.monitor = "val_loss";  // the harness logs under this key
-  o.mode = "max";
+  o.mode = MonitorMode::kMax;
   o.min_delta = 0.25;
   o.patience = 2;
   o.stopping_threshold = 0.99;
@@ -238,10 +238,9 @@ TEST(EarlyStoppingTest, NonStrictMissingMonitorSkipsTheCheck) {
 }
 
 TEST(EarlyStoppingTest, BadOptionsAreConfigErrors) {
+  EXPECT_THROW_WITH(ParseMonitorMode("mode", "minimum"), ConfigError, "mode: 'minimum' is not one of min, max");
+  EXPECT_THROW_WITH(ParseMonitorMode("mode", "maxx"), ConfigError, "did you mean 'max'?");
   EarlyStoppingOptions o = Reference();
-  o.mode = "minimum";
-  EXPECT_THROW_WITH(EarlyStopping{o}, ConfigError, "mode", "'minimum'", "val_loss");
-  o = Reference();
   o.monitor = "";
   EXPECT_THROW_WITH(EarlyStopping{o}, ConfigError, "monitor");
   o = Reference();

@@ -42,15 +42,9 @@ std::vector<std::string> GroupNames(torch::optim::Optimizer& optimizer, const st
 
 }  // namespace
 
-LearningRateMonitor::LearningRateMonitor(LearningRateMonitorOptions options) : options_(std::move(options)) {
-  LAKERUN_CHECK_AS(ConfigError,
-                   options_.logging_interval.empty() || options_.logging_interval == "step" ||
-                       options_.logging_interval == "epoch",
-                   "LearningRateMonitor: logging_interval must be '' (None), 'step' or 'epoch', got '",
-                   options_.logging_interval, "'");
-}
+LearningRateMonitor::LearningRateMonitor(LearningRateMonitorOptions options) : options_(std::move(options)) {}
 
-MetricMap LearningRateMonitor::ExtractStats(const TrainerState& state, const std::string& interval) const {
+MetricMap LearningRateMonitor::ExtractStats(const TrainerState& state, std::optional<Interval> interval) const {
   MetricMap out;
   if (state.optimizers == nullptr) return out;
   auto add = [&](torch::optim::Optimizer& opt, const std::vector<std::string>& names) {
@@ -70,7 +64,7 @@ MetricMap LearningRateMonitor::ExtractStats(const TrainerState& state, const std
       seen.push_back(&opt);
       const bool named = !c.name.empty();
       const auto names = GroupNames(opt, named ? c.name : "lr-" + OptimizerClassName(opt), named, seen_types);
-      if (interval == "any" || interval == c.interval) add(opt, names);
+      if (!interval.has_value() || *interval == c.interval) add(opt, names);
     }
   }
   for (const auto& opt : *state.optimizers) {
@@ -83,14 +77,16 @@ MetricMap LearningRateMonitor::ExtractStats(const TrainerState& state, const std
 
 void LearningRateMonitor::OnTrainBatchStart(TrainerState& state) {
   const bool due = (state.global_step + 1) % state.log_every_n_steps == 0 || state.should_stop;
-  if (!due || options_.logging_interval == "epoch" || !state.log_metrics) return;
-  const MetricMap stats = ExtractStats(state, options_.logging_interval.empty() ? "step" : "any");
+  if (!due || options_.logging_interval == Interval::kEpoch || !state.log_metrics) return;
+  const MetricMap stats =
+      ExtractStats(state, options_.logging_interval.has_value() ? std::nullopt : std::optional(Interval::kStep));
   if (!stats.empty()) state.log_metrics(stats);
 }
 
 void LearningRateMonitor::OnTrainEpochStart(TrainerState& state) {
-  if (options_.logging_interval == "step" || !state.log_metrics) return;
-  const MetricMap stats = ExtractStats(state, options_.logging_interval.empty() ? "epoch" : "any");
+  if (options_.logging_interval == Interval::kStep || !state.log_metrics) return;
+  const MetricMap stats =
+      ExtractStats(state, options_.logging_interval.has_value() ? std::nullopt : std::optional(Interval::kEpoch));
   if (!stats.empty()) state.log_metrics(stats);
 }
 

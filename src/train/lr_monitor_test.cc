@@ -28,22 +28,29 @@ TEST(LearningRateMonitorTest, NamesFollowLightning) {
   auto adam = TwoGroupAdam();
   auto named = std::make_shared<torch::optim::SGD>(std::vector<at::Tensor>{Param()}, torch::optim::SGDOptions(0.3));
   Optimizers opts{sgd1, sgd2, adam, named};
-  std::vector<LRSchedulerConfig> configs = {
-      {.scheduler = std::make_shared<StepLR>(sgd1, StepLROptions{}), .interval = "step"},
-      {.scheduler = std::make_shared<StepLR>(named, StepLROptions{}), .name = "my-lr"}};
+  LRSchedulerConfig per_step;
+  per_step.scheduler = std::make_shared<StepLR>(sgd1, StepLROptions{});
+  per_step.interval = Interval::kStep;
+  LRSchedulerConfig with_name;
+  with_name.scheduler = std::make_shared<StepLR>(named, StepLROptions{});
+  with_name.name = "my-lr";
+  std::vector<LRSchedulerConfig> configs = {per_step, with_name};
   TrainerState state;
   state.optimizers = &opts;
   state.lr_scheduler_configs = &configs;
-  LearningRateMonitor monitor({.log_momentum = true});
-  const MetricMap any = monitor.ExtractStats(state, "any");
+  LearningRateMonitorOptions with_momentum;
+  with_momentum.log_momentum = true;
+  LearningRateMonitor monitor(with_momentum);
+  const MetricMap any = monitor.ExtractStats(state, std::nullopt);
   EXPECT_EQ(any, (MetricMap{{"lr-SGD", 0.1f}, {"lr-SGD-momentum", 0.9f}, {"my-lr", 0.3f}, {"my-lr-momentum", 0.0f},
                             {"lr-SGD-1", 0.2f}, {"lr-SGD-1-momentum", 0.0f}, {"lr-Adam/pg1", 0.01f},
                             {"lr-Adam/pg1-momentum", 0.9f}, {"lr-Adam/pg2", 0.02f},
                             {"lr-Adam/pg2-momentum", 0.9f}}));
-  // "step": the step-interval scheduler and the optimizers without one, not the epoch-interval "my-lr".
-  const MetricMap step = LearningRateMonitor().ExtractStats(state, "step");
+  // kStep: the step-interval scheduler and the optimizers without one, not the epoch-interval "my-lr".
+  const MetricMap step = LearningRateMonitor().ExtractStats(state, Interval::kStep);
   EXPECT_EQ(step, (MetricMap{{"lr-SGD", 0.1f}, {"lr-SGD-1", 0.2f}, {"lr-Adam/pg1", 0.01f}, {"lr-Adam/pg2", 0.02f}}));
-  EXPECT_THROW_WITH(LearningRateMonitor({.logging_interval = "batch"}), ConfigError, "logging_interval", "batch");
+  EXPECT_THROW_WITH(ParseInterval("logging_interval", "batch"), ConfigError, "logging_interval", "'batch'",
+                    "step, epoch");
 }
 
 TEST(LearningRateMonitorTest, LogsThroughTheTrainerAtEpochStartAndAtDueSteps) {
@@ -53,7 +60,9 @@ TEST(LearningRateMonitorTest, LogsThroughTheTrainerAtEpochStartAndAtDueSteps) {
     Optimizers ConfigureOptimizers() override {
       auto sgd = std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(0.1));
       Optimizers out{sgd};
-      out.lr_schedulers.push_back({.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5})});
+      LRSchedulerConfig config;
+      config.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5});
+      out.lr_schedulers.push_back(config);
       return out;
     }
     torch::nn::Linear fc{nullptr};

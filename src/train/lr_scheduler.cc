@@ -127,9 +127,6 @@ void EpochLRScheduler::Step(std::optional<double> /*metric*/) {
 
 void ValidateLRSchedulerConfig(const LRSchedulerConfig& config, size_t index) {
   LAKERUN_CHECK_AS(ConfigError, config.scheduler != nullptr, "lr scheduler ", index, " is null");
-  LAKERUN_CHECK_AS(ConfigError, config.interval == "epoch" || config.interval == "step", "lr scheduler ", index,
-                   " (", config.scheduler->class_name(), "): interval must be 'epoch' or 'step', got '",
-                   config.interval, "'");
   LAKERUN_CHECK_AS(ConfigError, config.frequency >= 1, "lr scheduler ", index, " (", config.scheduler->class_name(),
                    "): frequency must be >= 1, got ", config.frequency);
   LAKERUN_CHECK_AS(ConfigError, !config.scheduler->monitors_metric() || !config.monitor.empty(),

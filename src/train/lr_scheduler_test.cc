@@ -219,26 +219,26 @@ void ExpectSchedule(const std::shared_ptr<torch::optim::SGD>& opt, LRScheduler& 
 
 TEST(LrSchedulerTest, StepLRMatchesPyTorch) {
   auto opt = TwoGroups();
-  StepLR s(opt, {.step_size = 3, .gamma = 0.3});
+  StepLR s(opt, {/*step_size=*/3, /*gamma=*/0.3});
   ExpectSchedule(opt, s, kStepLR);
   EXPECT_EQ(s.last_epoch(), 12);
 }
 
 TEST(LrSchedulerTest, MultiStepLRMatchesPyTorchWithARepeatedMilestone) {
   auto opt = TwoGroups();
-  MultiStepLR s(opt, {.milestones = {2, 5, 5, 9}, .gamma = 0.7});
+  MultiStepLR s(opt, {/*milestones=*/{2, 5, 5, 9}, /*gamma=*/0.7});
   ExpectSchedule(opt, s, kMultiStepLR);
 }
 
 TEST(LrSchedulerTest, ExponentialLRMatchesPyTorch) {
   auto opt = TwoGroups();
-  ExponentialLR s(opt, {.gamma = 0.93});
+  ExponentialLR s(opt, {/*gamma=*/0.93});
   ExpectSchedule(opt, s, kExponentialLR);
 }
 
 TEST(LrSchedulerTest, CosineAnnealingLRMatchesPyTorchOverSeveralPeriods) {
   auto opt = TwoGroups();
-  CosineAnnealingLR s(opt, {.t_max = 5, .eta_min = 0.001});
+  CosineAnnealingLR s(opt, {/*t_max=*/5, /*eta_min=*/0.001});
   ExpectSchedule(opt, s, kCosineAnnealingLR);
 }
 
@@ -250,13 +250,16 @@ TEST(LrSchedulerTest, LambdaLRMatchesPyTorch) {
 
 TEST(LrSchedulerTest, LinearLRWarmupMatchesPyTorch) {
   auto opt = TwoGroups();
-  LinearLR s(opt, {.start_factor = 0.25, .end_factor = 1.0, .total_iters = 6});
+  LinearLR s(opt, {/*start_factor=*/0.25, /*end_factor=*/1.0, /*total_iters=*/6});
   ExpectSchedule(opt, s, kLinearLR);
 }
 
 TEST(LrSchedulerTest, OneCycleLRMatchesPyTorchIncludingMomentum) {
   auto opt = TwoGroups(0.9);
-  OneCycleLR s(opt, {.max_lr = 0.5, .total_steps = 17});
+  OneCycleLROptions options;
+  options.max_lr = 0.5;
+  options.total_steps = 17;
+  OneCycleLR s(opt, options);
   ExpectSchedule(opt, s, kOneCycleLR, nullptr, /*momentum=*/true);
   s.Step();  // PyTorch allows last_epoch == total_steps and raises past it
   EXPECT_THROW_WITH(s.Step(), InvalidArgument, "tried to step 19 times", "total_steps is 17");
@@ -264,37 +267,53 @@ TEST(LrSchedulerTest, OneCycleLRMatchesPyTorchIncludingMomentum) {
 
 TEST(LrSchedulerTest, OneCycleLRThreePhaseLinearMatchesPyTorch) {
   auto opt = TwoGroups(0.9);
-  OneCycleLR s(opt, {.max_lr = 0.5, .total_steps = 20, .pct_start = 0.25, .anneal_strategy = "linear",
-                     .three_phase = true});
+  OneCycleLROptions options;
+  options.max_lr = 0.5;
+  options.total_steps = 20;
+  options.pct_start = 0.25;
+  options.anneal_strategy = AnnealStrategy::kLinear;
+  options.three_phase = true;
+  OneCycleLR s(opt, options);
   ExpectSchedule(opt, s, kOneCycleLRThreePhaseLinear, nullptr, /*momentum=*/true);
 }
 
 TEST(LrSchedulerTest, ReduceLROnPlateauMatchesPyTorchWithCooldownAndMinLr) {
   auto opt = TwoGroups();
-  ReduceLROnPlateau s(opt, {.factor = 0.5, .patience = 2, .cooldown = 1, .min_lr = 0.01});
+  ReduceLROnPlateauOptions options;
+  options.factor = 0.5;
+  options.patience = 2;
+  options.cooldown = 1;
+  options.min_lr = 0.01;
+  ReduceLROnPlateau s(opt, options);
   ExpectSchedule(opt, s, kReduceLROnPlateau, &kPlateauMetrics);
   EXPECT_THROW_WITH(s.Step(), InvalidArgument, "needs the monitored metric");
 }
 
 TEST(LrSchedulerTest, ReduceLROnPlateauMaxModeAbsoluteThresholdMatchesPyTorch) {
   auto opt = TwoGroups();
-  ReduceLROnPlateau s(opt, {.mode = "max", .factor = 0.1, .patience = 0, .threshold = 0.05,
-                            .threshold_mode = "abs"});
+  ReduceLROnPlateauOptions options;
+  options.mode = MonitorMode::kMax;
+  options.factor = 0.1;
+  options.patience = 0;
+  options.threshold = 0.05;
+  options.threshold_mode = ThresholdMode::kAbs;
+  ReduceLROnPlateau s(opt, options);
   ExpectSchedule(opt, s, kReduceLROnPlateauMaxAbs, &kPlateauMaxMetrics);
 }
 
 TEST(LrSchedulerTest, StateDictRoundTripContinuesTheScheduleExactly) {
   auto straight_opt = TwoGroups();
-  CosineAnnealingLR straight(straight_opt, {.t_max = 5, .eta_min = 0.001});
+  const CosineAnnealingLROptions cosine{/*t_max=*/5, /*eta_min=*/0.001};
+  CosineAnnealingLR straight(straight_opt, cosine);
   auto first_opt = TwoGroups();
-  CosineAnnealingLR first(first_opt, {.t_max = 5, .eta_min = 0.001});
+  CosineAnnealingLR first(first_opt, cosine);
   for (int i = 0; i < 7; ++i) {
     straight.Step();
     first.Step();
   }
   const StateDict saved = StateDict::Decode(first.state_dict().Encode());
   auto second_opt = TwoGroups();
-  CosineAnnealingLR second(second_opt, {.t_max = 5, .eta_min = 0.001});
+  CosineAnnealingLR second(second_opt, cosine);
   second.load_state_dict(saved);
   EXPECT_EQ(GetLearningRate(*second_opt, 1), GetLearningRate(*straight_opt, 1));
   for (int i = 0; i < 9; ++i) {
@@ -308,7 +327,7 @@ TEST(LrSchedulerTest, StateDictRoundTripContinuesTheScheduleExactly) {
 
 TEST(LrSchedulerTest, ScaleLearningRatesScalesTheWholeSchedule) {
   auto opt = TwoGroups();
-  StepLR s(opt, {.step_size = 2, .gamma = 0.5});
+  StepLR s(opt, {/*step_size=*/2, /*gamma=*/0.5});
   s.ScaleLearningRates(4.0);
   EXPECT_DOUBLE_EQ(GetLearningRate(*opt, 0), 0.4);
   s.Step();
@@ -318,29 +337,42 @@ TEST(LrSchedulerTest, ScaleLearningRatesScalesTheWholeSchedule) {
 }
 
 TEST(LrSchedulerTest, BadOptionsAreConfigErrorsNamingThem) {
-  EXPECT_THROW_WITH(StepLR(TwoGroups(), {.step_size = 0}), ConfigError, "step_size", "got 0");
-  EXPECT_THROW_WITH(CosineAnnealingLR(TwoGroups(), {.t_max = 0}), ConfigError, "t_max");
-  EXPECT_THROW_WITH(LinearLR(TwoGroups(), {.start_factor = 1.5}), ConfigError, "start_factor", "1.5");
-  EXPECT_THROW_WITH(ReduceLROnPlateau(TwoGroups(), {.factor = 1.0}), ConfigError, "factor");
-  EXPECT_THROW_WITH(ReduceLROnPlateau(TwoGroups(), {.mode = "maximum"}), ConfigError, "mode", "maximum");
-  EXPECT_THROW_WITH(OneCycleLR(TwoGroups(), {.max_lr = 0.1}), ConfigError, "epochs");
-  EXPECT_THROW_WITH((OneCycleLR(TwoGroups(), {.total_steps = 5, .anneal_strategy = "exp"})), ConfigError,
-                    "anneal_strategy", "exp");
+  StepLROptions step;
+  step.step_size = 0;
+  EXPECT_THROW_WITH(StepLR(TwoGroups(), step), ConfigError, "step_size", "got 0");
+  CosineAnnealingLROptions cosine;
+  cosine.t_max = 0;
+  EXPECT_THROW_WITH(CosineAnnealingLR(TwoGroups(), cosine), ConfigError, "t_max");
+  LinearLROptions linear;
+  linear.start_factor = 1.5;
+  EXPECT_THROW_WITH(LinearLR(TwoGroups(), linear), ConfigError, "start_factor", "1.5");
+  ReduceLROnPlateauOptions plateau;
+  plateau.factor = 1.0;
+  EXPECT_THROW_WITH(ReduceLROnPlateau(TwoGroups(), plateau), ConfigError, "factor");
+  EXPECT_THROW_WITH(ParseThresholdMode("threshold_mode", "relative"), ConfigError, "'relative'", "rel, abs");
+  OneCycleLROptions one_cycle;
+  one_cycle.max_lr = 0.1;
+  EXPECT_THROW_WITH(OneCycleLR(TwoGroups(), one_cycle), ConfigError, "epochs");
+  EXPECT_THROW_WITH(ParseAnnealStrategy("anneal_strategy", "exp"), ConfigError, "anneal_strategy", "'exp'",
+                    "cos, linear");
   auto adagrad = std::make_shared<torch::optim::Adagrad>(
       std::vector<at::Tensor>{torch::zeros({1}, torch::requires_grad())}, torch::optim::AdagradOptions(0.1));
-  EXPECT_THROW_WITH(OneCycleLR(adagrad, {.total_steps = 5}), ConfigError, "Adagrad", "momentum");
+  OneCycleLROptions five_steps;
+  five_steps.total_steps = 5;
+  EXPECT_THROW_WITH(OneCycleLR(adagrad, five_steps), ConfigError, "Adagrad", "momentum");
   EXPECT_THROW_WITH(LambdaLR(TwoGroups(), std::vector<LrLambda>{[](int64_t) { return 1.0; }}), ConfigError,
                     "expected 2 lr_lambdas");
 }
 
 TEST(LrSchedulerTest, ConfigValidationNamesTheScheduler) {
   auto opt = TwoGroups();
-  LRSchedulerConfig c{.scheduler = std::make_shared<StepLR>(opt, StepLROptions{}), .interval = "batch"};
-  EXPECT_THROW_WITH(ValidateLRSchedulerConfig(c, 1), ConfigError, "lr scheduler 1", "StepLR", "interval", "batch");
-  c.interval = "step";
+  LRSchedulerConfig c;
+  c.scheduler = std::make_shared<StepLR>(opt, StepLROptions{});
+  c.interval = Interval::kStep;
   c.frequency = 0;
   EXPECT_THROW_WITH(ValidateLRSchedulerConfig(c, 0), ConfigError, "frequency");
-  LRSchedulerConfig p{.scheduler = std::make_shared<ReduceLROnPlateau>(opt, ReduceLROnPlateauOptions{})};
+  LRSchedulerConfig p;
+  p.scheduler = std::make_shared<ReduceLROnPlateau>(opt, ReduceLROnPlateauOptions{});
   EXPECT_THROW_WITH(ValidateLRSchedulerConfig(p, 0), ConfigError, "must include a monitor", "ReduceLROnPlateau");
   p.monitor = "val_loss";
   EXPECT_NO_THROW(ValidateLRSchedulerConfig(p, 0));

@@ -157,8 +157,6 @@ OneCycleLR::OneCycleLR(OptimizerPtr optimizer, OneCycleLROptions options)
   }
   LAKERUN_CHECK_AS(ConfigError, o_.pct_start >= 0 && o_.pct_start <= 1,
                    "OneCycleLR: pct_start must be a float in [0, 1], got ", o_.pct_start);
-  LAKERUN_CHECK_AS(ConfigError, o_.anneal_strategy == "cos" || o_.anneal_strategy == "linear",
-                   "OneCycleLR: anneal_strategy must be 'cos' or 'linear', got '", o_.anneal_strategy, "'");
   const double total = static_cast<double>(total_steps_);
   if (o_.three_phase) {
     phases_ = {{o_.pct_start * total - 1, 0, 1, 0, 1},
@@ -182,7 +180,7 @@ OneCycleLR::OneCycleLR(OptimizerPtr optimizer, OneCycleLROptions options)
 }
 
 double OneCycleLR::Anneal(double start, double end, double pct) const {
-  if (o_.anneal_strategy == "cos") {
+  if (o_.anneal_strategy == AnnealStrategy::kCos) {
     const double cos_out = std::cos(M_PI * pct) + 1;
     return end + (start - end) / 2.0 * cos_out;
   }
@@ -242,18 +240,16 @@ std::vector<double> OneCycleLR::ComputeLrs() {
 ReduceLROnPlateau::ReduceLROnPlateau(OptimizerPtr optimizer, ReduceLROnPlateauOptions options)
     : LRScheduler(std::move(optimizer)), o_(std::move(options)) {
   LAKERUN_CHECK_AS(ConfigError, o_.factor < 1.0, "ReduceLROnPlateau: factor must be < 1.0, got ", o_.factor);
-  LAKERUN_CHECK_AS(ConfigError, o_.mode == "min" || o_.mode == "max", "ReduceLROnPlateau: mode must be 'min' or "
-                   "'max', got '", o_.mode, "'");
-  LAKERUN_CHECK_AS(ConfigError, o_.threshold_mode == "rel" || o_.threshold_mode == "abs",
-                   "ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got '", o_.threshold_mode, "'");
-  best_ = o_.mode == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  best_ = o_.mode == MonitorMode::kMin ? kInf : -kInf;
   last_epoch_ = 0;
 }
 
 bool ReduceLROnPlateau::IsBetter(double a, double best) const {
-  if (o_.mode == "min" && o_.threshold_mode == "rel") return a < best * (1. - o_.threshold);
-  if (o_.mode == "min") return a < best - o_.threshold;
-  if (o_.threshold_mode == "rel") return a > best * (o_.threshold + 1.);
+  const bool relative = o_.threshold_mode == ThresholdMode::kRel;
+  if (o_.mode == MonitorMode::kMin && relative) return a < best * (1. - o_.threshold);
+  if (o_.mode == MonitorMode::kMin) return a < best - o_.threshold;
+  if (relative) return a > best * (o_.threshold + 1.);
   return a > best + o_.threshold;
 }
 

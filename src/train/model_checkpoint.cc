@@ -86,8 +86,6 @@ std::string Normalize(const std::string& path) {
 
 ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : options_(std::move(options)) {
   const std::string where = StrCat("ModelCheckpoint(monitor=", PyRepr(options_.monitor, true), ")");
-  LAKERUN_CHECK_AS(ConfigError, options_.mode == "min" || options_.mode == "max", where,
-                   ": option 'mode' must be 'min' or 'max', got '", options_.mode, "'");
   LAKERUN_CHECK_AS(ConfigError, options_.save_top_k >= -1, where, ": option 'save_top_k' must be >= -1, got ",
                    options_.save_top_k);
   LAKERUN_CHECK_AS(ConfigError, options_.every_n_train_steps.value_or(0) >= 0, where,
@@ -101,7 +99,7 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : options_(std:
   LAKERUN_CHECK_AS(ConfigError, !options_.monitor.empty() || options_.save_top_k <= 1, where,
                    ": save_top_k=", options_.save_top_k,
                    " needs a monitor (without one only -1, 0 or 1 are valid)");
-  max_mode_ = options_.mode == "max";
+  max_mode_ = options_.mode == MonitorMode::kMax;
   if (!options_.every_n_train_steps.has_value() && !options_.every_n_epochs.has_value()) {
     every_n_epochs_ = 1;
     every_n_train_steps_ = 0;
@@ -115,7 +113,8 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : options_(std:
 }
 
 std::string ModelCheckpoint::state_key() const {
-  return StrCat("ModelCheckpoint{'monitor': ", PyRepr(options_.monitor, true), ", 'mode': ", PyRepr(options_.mode),
+  return StrCat("ModelCheckpoint{'monitor': ", PyRepr(options_.monitor, true),
+                ", 'mode': ", PyRepr(ToString(options_.mode)),
                 ", 'every_n_train_steps': ", every_n_train_steps_, ", 'every_n_epochs': ", every_n_epochs_,
                 ", 'train_time_interval': None}");
 }
@@ -323,8 +322,8 @@ void ModelCheckpoint::UpdateBestAndSave(TrainerState& state, float current) {
 void ModelCheckpoint::SaveNoneMonitor(TrainerState& state) {
   const std::string filepath = InterpolatedPath(state, best_model_path_);
   const std::string previous = best_model_path_;
+  best_model_path_ = filepath;  // before the save, as Lightning: the checkpoint's own state names it
   SaveCheckpoint(state, filepath);
-  best_model_path_ = filepath;
   if (options_.save_top_k == 1 && !previous.empty() && ShouldRemove(state, previous, filepath)) {
     RemoveCheckpoint(state, previous);
   }
@@ -371,7 +370,7 @@ bool ModelCheckpoint::ShouldRemove(const TrainerState& state, const std::string&
                                    const std::string& current) const {
   if (previous == current) return false;
   const std::string prev = Normalize(previous);
-  if (!state.ckpt_path.empty() && prev == Normalize(state.ckpt_path)) return false;
+  if (!state.ckpt_path.empty() && !state.resumed_after_restart && prev == Normalize(state.ckpt_path)) return false;
   const std::string dir = Normalize(dirpath_);
   return prev.size() > dir.size() && prev.compare(0, dir.size(), dir) == 0 && (dir == "/" || prev[dir.size()] == '/');
 }

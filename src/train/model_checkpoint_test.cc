@@ -92,7 +92,7 @@ TEST(ModelCheckpointTest, TopKKeepsExactlyTheKBestFilesOnDisk) {
 
 TEST(ModelCheckpointTest, NanScoreIsStoredAsWorstAndDisplacedFirst) {
   ModelCheckpointOptions o = Monitored(2);
-  o.mode = "max";
+  o.mode = MonitorMode::kMax;
   FitRun run(o);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   run.Epoch({{"val_loss", nan}});  // enters (fewer than k) as -inf
@@ -129,6 +129,39 @@ TEST(ModelCheckpointTest, WithoutMonitorKeepsTheLatestAndSaveLastFollows) {
   EXPECT_EQ(run.Read("last.ckpt"), "epoch=2 step=30");
   EXPECT_EQ(run.ckpt.last_model_path(), JoinPath(run.ckpt.dirpath(), "last.ckpt"));
   EXPECT_EQ(run.ckpt.dirpath(), JoinPath(run.dir.path(), "checkpoints"));
+}
+
+// Lightning names the new file in best_model_path before it saves, so the checkpoint's own state names it: a run
+// resumed from that file (the newest, without save_last) knows it as its latest and replaces it at the next save.
+TEST(ModelCheckpointTest, WithoutMonitorTheCheckpointsOwnStateNamesIt) {
+  FitRun run(ModelCheckpointOptions{});
+  run.state.dump_checkpoint = [&run] { return run.ckpt.state_dict().GetString("best_model_path"); };
+  run.Epoch({});
+  run.Epoch({});
+  EXPECT_EQ(run.Read("epoch=1-step=20.ckpt"), JoinPath(run.ckpt.dirpath(), "epoch=1-step=20.ckpt"));
+}
+
+// What a job `lakerun launch` restarted leaves: the resumed state's files are replaced in place (no -v1), and the
+// checkpoint it resumed from, its own, is pruned like any other (a resume by hand keeps it, as Lightning).
+TEST(ModelCheckpointTest, ARunResumedAfterARestartReplacesItsOwnFiles) {
+  ModelCheckpointOptions o;
+  o.save_last = true;
+  FitRun first(o);
+  first.Epoch({});
+  first.Epoch({});  // epoch=1-step=20.ckpt and last.ckpt: what the restarted attempt resumes from
+  ModelCheckpoint resumed(o);
+  TrainerState& state = first.state;  // the same directory and progress, a new callback restored from the state
+  resumed.Setup(state);
+  resumed.load_state_dict(first.ckpt.state_dict());
+  state.ckpt_path = JoinPath(first.ckpt.dirpath(), "epoch=1-step=20.ckpt");
+  state.resumed_after_restart = true;
+  for (int i = 0; i < 10; ++i) {
+    ++state.global_step;
+    resumed.OnTrainBatchEnd(state);
+  }
+  resumed.OnTrainEpochEnd(state);
+  EXPECT_EQ(Files(first.ckpt.dirpath()), (std::set<std::string>{"epoch=2-step=30.ckpt", "last.ckpt"}));
+  EXPECT_EQ(first.Read("last.ckpt"), "epoch=2 step=30");
 }
 
 TEST(ModelCheckpointTest, ExistingFilesGetVersionSuffixes) {
@@ -318,8 +351,7 @@ TEST(ModelCheckpointTest, StateRoundTripsAndDirpathChangeRestoresOnlyBestPath) {
 
 TEST(ModelCheckpointTest, BadOptionsAreConfigErrors) {
   ModelCheckpointOptions o = Monitored(1);
-  o.mode = "avg";
-  EXPECT_THROW_WITH(ModelCheckpoint{o}, ConfigError, "mode", "'avg'", "val_loss");
+  EXPECT_THROW_WITH(ParseMonitorMode("mode", "avg"), ConfigError, "mode: 'avg' is not one of min, max");
   o = Monitored(-2);
   EXPECT_THROW_WITH(ModelCheckpoint{o}, ConfigError, "save_top_k", "-2");
   o = ModelCheckpointOptions{};

@@ -107,32 +107,31 @@ void GradScaler::load_state_dict(const StateDict& state) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Precision
+// PrecisionPlugin
 
-Precision::Precision(const std::string& precision, c10::DeviceType device) : device_(device) {
-  if (precision == "32" || precision == "32-true") {
-    name_ = "32";
-  } else if (precision == "bf16-mixed") {
-    name_ = precision;
-    dtype_ = at::kBFloat16;
-  } else if (precision == "16-mixed") {
-    LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), "Trainer: precision='16-mixed' needs CUDA, which this build or "
-                     "machine lacks; use precision='bf16-mixed' or '32'");
-    LAKERUN_CHECK_AS(ConfigError, device == c10::kCUDA, "Trainer: precision='16-mixed' needs the trainer on CUDA, "
-                     "but it runs on ", c10::DeviceTypeName(device, /*lower_case=*/true),
-                     " (TrainerOptions::accelerator); use precision='bf16-mixed' or '32'");
-    name_ = precision;
-    dtype_ = at::kHalf;
-    scaler_ = std::make_unique<GradScaler>();
-  } else {
-    LAKERUN_THROW(ConfigError, "Trainer: precision must be '32', '32-true', 'bf16-mixed' or '16-mixed', got '",
-                  precision, "'");
+PrecisionPlugin::PrecisionPlugin(Precision precision, c10::DeviceType device)
+    : precision_(precision), device_(device) {
+  switch (precision) {
+    case Precision::k32True:
+      break;
+    case Precision::kBf16Mixed:
+      dtype_ = at::kBFloat16;
+      break;
+    case Precision::k16Mixed:
+      LAKERUN_CHECK_AS(ConfigError, at::hasCUDA(), "Trainer: precision='16-mixed' needs CUDA, which this build or "
+                       "machine lacks; use precision='bf16-mixed' or '32-true'");
+      LAKERUN_CHECK_AS(ConfigError, device == c10::kCUDA, "Trainer: precision='16-mixed' needs the trainer on CUDA, "
+                       "but it runs on ", c10::DeviceTypeName(device, /*lower_case=*/true),
+                       " (TrainerOptions::accelerator); use precision='bf16-mixed' or '32-true'");
+      dtype_ = at::kHalf;
+      scaler_ = std::make_unique<GradScaler>();
+      break;
   }
 }
 
-Precision::~Precision() = default;
+PrecisionPlugin::~PrecisionPlugin() = default;
 
-Precision::AutocastScope::AutocastScope(const Precision& p) {
+PrecisionPlugin::AutocastScope::AutocastScope(const PrecisionPlugin& p) {
   if (!p.mixed()) return;
   active_ = true;
   device_ = p.device_;
@@ -143,7 +142,7 @@ Precision::AutocastScope::AutocastScope(const Precision& p) {
   at::autocast::increment_nesting();
 }
 
-Precision::AutocastScope::~AutocastScope() {
+PrecisionPlugin::AutocastScope::~AutocastScope() {
   if (!active_) return;
   // As torch.autocast.__exit__: the cast cache goes when the outermost region ends.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
@@ -151,19 +150,19 @@ Precision::AutocastScope::~AutocastScope() {
   compat::SetAutocastDtype(device_, prev_dtype_);
 }
 
-at::Tensor Precision::ScaleLoss(const at::Tensor& loss) const { return scaler_ ? scaler_->Scale(loss) : loss; }
+at::Tensor PrecisionPlugin::ScaleLoss(const at::Tensor& loss) const { return scaler_ ? scaler_->Scale(loss) : loss; }
 
-void Precision::Unscale(torch::optim::Optimizer& optimizer) {
+void PrecisionPlugin::Unscale(torch::optim::Optimizer& optimizer) {
   if (scaler_) scaler_->Unscale(optimizer);
 }
 
-bool Precision::Step(torch::optim::Optimizer& optimizer) {
+bool PrecisionPlugin::Step(torch::optim::Optimizer& optimizer) {
   if (scaler_) return scaler_->Step(optimizer);
   optimizer.step();
   return true;
 }
 
-void Precision::AfterStep() {
+void PrecisionPlugin::AfterStep() {
   if (scaler_) scaler_->Update();
 }
 

@@ -1,6 +1,6 @@
-// Mixed precision for the Trainer (Lightning's precision plugins): "32" does nothing; "bf16-mixed" runs the forward
-// under autocast to bfloat16 (the CPU switch on CPU, the CUDA one on CUDA); "16-mixed" (CUDA only) autocasts to
-// float16 and scales the loss with a dynamic GradScaler.
+// Mixed precision for the Trainer (Lightning's precision plugins): "32-true" does nothing; "bf16-mixed" runs the
+// forward under autocast to bfloat16 (the CPU switch on CPU, the CUDA one on CUDA); "16-mixed" (CUDA only) autocasts
+// to float16 and scales the loss with a dynamic GradScaler.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lakerun/train/callback.h"
+#include "lakerun/train/enums.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -53,17 +54,17 @@ class GradScaler {
   std::vector<std::pair<const torch::optim::Optimizer*, bool>> unscaled_;
 };
 
-class Precision {
+class PrecisionPlugin {
  public:
-  /// Autocast ("bf16-mixed", "16-mixed") runs on `device`, the Trainer's. Throws ConfigError naming `precision` for
-  /// an unknown value, or "16-mixed" without CUDA or on a CPU device.
-  Precision(const std::string& precision, c10::DeviceType device);
-  ~Precision();
+  /// Autocast ("bf16-mixed", "16-mixed") runs on `device`, the Trainer's. Throws ConfigError naming the option for
+  /// "16-mixed" without CUDA or on a CPU device.
+  PrecisionPlugin(Precision precision, c10::DeviceType device);
+  ~PrecisionPlugin();
 
   /// Autocast for the forward (training / validation / test step) while alive; nothing for "32".
   class AutocastScope {
    public:
-    explicit AutocastScope(const Precision& p);
+    explicit AutocastScope(const PrecisionPlugin& p);
     ~AutocastScope();
     AutocastScope(const AutocastScope&) = delete;
     AutocastScope& operator=(const AutocastScope&) = delete;
@@ -84,14 +85,14 @@ class Precision {
   /// After the optimizers of one step: updates the scale.
   void AfterStep();
 
-  const std::string& name() const { return name_; }
-  bool mixed() const { return name_ != "32"; }
+  Precision precision() const { return precision_; }
+  bool mixed() const { return precision_ != Precision::k32True; }
   c10::DeviceType device() const { return device_; }
   /// The scaler ("16-mixed" only), nullptr otherwise.
   GradScaler* scaler() const { return scaler_.get(); }
 
  private:
-  std::string name_;
+  Precision precision_;
   at::ScalarType dtype_ = at::kFloat;
   c10::DeviceType device_;  // where autocast runs: the Trainer's device
   std::unique_ptr<GradScaler> scaler_;

@@ -19,7 +19,10 @@ void ExpectScalesUnscalesAndSkipsStepsWithNonFiniteGradients(c10::Device device)
   const auto on = torch::TensorOptions().device(device);
   at::Tensor w = torch::ones({2}, on.requires_grad(true));
   torch::optim::SGD sgd({w}, torch::optim::SGDOptions(1.0));
-  GradScaler scaler({.init_scale = 8.0, .growth_interval = 2});
+  GradScalerOptions options;
+  options.init_scale = 8.0;
+  options.growth_interval = 2;
+  GradScaler scaler(options);
   scaler.Scale((w * torch::tensor({1.0f, 2.0f}).to(device)).sum()).backward();
   EXPECT_TRUE(torch::equal(w.grad().cpu(), torch::tensor({8.0f, 16.0f})));
   scaler.Unscale(sgd);
@@ -64,13 +67,14 @@ TEST(GradScalerTest, SameOnCuda) {
 
 TEST(PrecisionTest, UnknownOrUnavailablePrecisionIsAConfigErrorNamingTheOption) {
   TrainerOptions o;
-  o.precision = "8-mixed";
-  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "precision", "8-mixed");
+  EXPECT_THROW_WITH(ParsePrecision("--precision", "8-mixed"), ConfigError, "--precision: '8-mixed' is not one of "
+                    "32-true, bf16-mixed, 16-mixed (did you mean '16-mixed'?)");
   if (!at::hasCUDA()) {
-    o.precision = "16-mixed";
+    o.precision = Precision::k16Mixed;
     EXPECT_THROW_WITH(Trainer{o}, ConfigError, "precision='16-mixed'", "CUDA");
   }
-  o.precision = "32-true";
+  o.precision = ParsePrecision("--precision", "32");  // Lightning's alias of 32-true
+  EXPECT_EQ(o.precision, Precision::k32True);
   EXPECT_NO_THROW(Trainer{o});
 }
 
@@ -110,8 +114,8 @@ void ExpectAutocastStepsThatLearn(const std::string& precision, const std::strin
   o.max_epochs = 3;
   o.distributed = false;
   o.progress_every_n_steps = 0;
-  o.accelerator = accelerator;
-  o.precision = precision;
+  o.accelerator = ParseAccelerator("accelerator", accelerator);  // the spellings a config file would hold
+  o.precision = ParsePrecision("precision", precision);
   Trainer t(o);
   t.Fit(net, train);
   EXPECT_EQ(net.fc->weight.device().type(), device);

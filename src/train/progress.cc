@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -11,16 +12,26 @@
 
 namespace lakerun::train {
 
+bool AutoProgressBar(bool caller_stream, bool stderr_is_terminal, const char* console_variable) {
+  if (caller_stream) return false;
+  return stderr_is_terminal || (console_variable != nullptr && std::string(console_variable) == "1");
+}
+
 Progress::Progress(const TrainerOptions& options, int rank)
     : out_(options.progress_stream != nullptr ? options.progress_stream : &std::cerr),
       silent_(rank != 0 || options.progress_every_n_steps <= 0),
       every_n_steps_(options.progress_every_n_steps) {
-  if (options.progress_style == "bar") {
-    bar_ = true;
-  } else if (options.progress_style == "lines") {
-    bar_ = false;
-  } else {  // "auto": a bar only where a terminal shows stderr (a caller's stream is never taken for one)
-    bar_ = options.progress_stream == nullptr && isatty(STDERR_FILENO) == 1;
+  switch (options.progress_style) {
+    case ProgressStyle::kBar:
+      bar_ = true;
+      break;
+    case ProgressStyle::kLines:
+      bar_ = false;
+      break;
+    case ProgressStyle::kAuto:
+      bar_ = AutoProgressBar(options.progress_stream != nullptr, isatty(STDERR_FILENO) == 1,
+                             std::getenv(kConsoleIsTerminalVariable));
+      break;
   }
 }
 

@@ -1,6 +1,6 @@
 // Rank 0's progress output (Lightning's TQDMProgressBar, or plain lines where no terminal reads it).
 //
-// Bar (a terminal, or progress_style "bar"): one line per epoch rewritten with '\r' after every batch,
+// Bar (a terminal, or ProgressStyle::kBar): one line per epoch rewritten with '\r' after every batch,
 //   "Epoch 1/4:  60%|######    | 3/5 [12.5 it/s] loss=0.3481"  (the count is "3/?" when the length is unknown)
 // and ended with '\n' at the epoch's end (with the epoch's prog_bar metrics).
 // Lines (otherwise): "train epoch 1/4 step 20 loss=0.3481" every progress_every_n_steps optimizer steps and
@@ -18,6 +18,14 @@
 namespace lakerun::train {
 
 struct TrainerOptions;
+
+/// The variable `lakerun launch` sets to 1 in every rank's environment when its own console (stderr) is a terminal:
+/// a rank's stderr is then a pipe, but what it writes ends up on that terminal.
+inline constexpr const char* kConsoleIsTerminalVariable = "LAKERUN_CONSOLE_IS_TERMINAL";
+
+/// Whether ProgressStyle::kAuto draws the bar: only on stderr (a caller's stream is never taken for a terminal),
+/// when stderr is a terminal or the launcher's console is one (`console_variable`: the variable's value, or nullptr).
+bool AutoProgressBar(bool caller_stream, bool stderr_is_terminal, const char* console_variable);
 
 class Progress {
  public:

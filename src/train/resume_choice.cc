@@ -40,6 +40,23 @@ std::vector<std::string> ResumeCandidates(FileSystem& fs, const std::vector<std:
   return paths;
 }
 
+std::vector<std::string> FilesBeyondTheResumePoint(FileSystem& fs, const std::vector<std::string>& dirs,
+                                                   const std::string& resumed,
+                                                   const std::set<std::string>& referenced) {
+  const std::optional<FileInfo> point = fs.Stat(resumed);
+  if (!point) return {};
+  std::vector<std::string> out;
+  for (const std::string& dir : std::set<std::string>(dirs.begin(), dirs.end())) {
+    if (!fs.Exists(dir)) continue;
+    for (const FileInfo& f : fs.List(dir)) {
+      if (f.is_directory || !EndsWith(f.name, ModelCheckpoint::kExtension) || f.mtime_ms < point->mtime_ms) continue;
+      const std::string path = JoinPath(dir, f.name);
+      if (path != resumed && referenced.count(path) == 0) out.push_back(path);
+    }
+  }
+  return out;
+}
+
 std::optional<VerifiedCheckpoint> FirstVerified(FileSystem& fs, const std::vector<std::string>& candidates) {
   std::string skipped;
   for (const std::string& path : candidates) {

@@ -8,7 +8,9 @@
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/logging.h"
+#include "lakerun/base/rank_environment.h"
 #include "lakerun/dist/init.h"
+#include "lakerun/track/report.h"
 #include "lakerun/track/torch_model.h"
 #include "lakerun/train/early_stopping.h"
 #include "lakerun/train/model_checkpoint.h"
@@ -19,11 +21,22 @@
 namespace lakerun::train {
 namespace {
 
-// The job a fit runs in: TrainerOptions::dist_context, else lakerun::dist's (joined here); nullptr when not
-// distributed.
+// The job a fit runs in: TrainerOptions::dist_context, else lakerun::dist's, joined here (bounded by
+// collective_timeout) when the program has not; nullptr when not distributed.
 dist::Context* JoinJob(const TrainerOptions& options) {
   if (!options.distributed) return nullptr;
-  return options.dist_context != nullptr ? options.dist_context : &dist::Init();
+  if (options.dist_context != nullptr) return options.dist_context;
+  dist::InitOptions init;
+  init.timeout = options.collective_timeout;
+  return &dist::Init(init);
+}
+
+// The job already joined, without joining one: TrainerOptions::dist_context, else lakerun::dist's once initialised;
+// nullptr when not distributed or not yet joined.
+dist::Context* JoinedJob(const TrainerOptions& options) {
+  if (!options.distributed) return nullptr;
+  if (options.dist_context != nullptr) return options.dist_context;
+  return dist::IsInitialized() ? &dist::CurrentContext() : nullptr;
 }
 
 // Resolves TrainerOptions::accelerator (against the process group once lakerun::dist is initialised) and moves the
@@ -31,10 +44,9 @@ dist::Context* JoinJob(const TrainerOptions& options) {
 c10::Device ResolveAndMove(Module& module, const TrainerOptions& options) {
   DeviceFacts facts;
   facts.cuda_available = at::hasCUDA();
-  if (options.distributed && (options.dist_context != nullptr || dist::IsInitialized())) {
-    const dist::Context& ctx = options.dist_context != nullptr ? *options.dist_context : dist::CurrentContext();
-    facts.group_device = ctx.device();
-    facts.world_size = ctx.world_size();
+  if (const dist::Context* ctx = JoinedJob(options); ctx != nullptr) {
+    facts.group_device = ctx->device();
+    facts.world_size = ctx->world_size();
   }
   const c10::Device device = ChooseDevice(options.accelerator, facts);
   module.to(device);
@@ -44,8 +56,34 @@ c10::Device ResolveAndMove(Module& module, const TrainerOptions& options) {
 // Autocast runs where the module does. The Trainer's constructor made its Precision for the device it could guess
 // before the process group was known; Validate and Test make it again when the module went elsewhere (a CUDA machine
 // whose ranks share a Gloo group), instead of switching autocast on for a device nothing runs on.
-void KeepPrecisionOn(std::unique_ptr<Precision>& precision, const std::string& name, c10::Device device) {
-  if (precision->device() != device.type()) precision = std::make_unique<Precision>(name, device.type());
+void KeepPrecisionOn(std::unique_ptr<PrecisionPlugin>& plugin, Precision precision, c10::Device device) {
+  if (plugin->device() != device.type()) plugin = std::make_unique<PrecisionPlugin>(precision, device.type());
+}
+
+// Records the metric the run's checkpoint callback (else the first monitoring one) watches, for `lakerun runs list`.
+void TagMonitor(track::Run& run, const std::vector<std::shared_ptr<Callback>>& callbacks) {
+  const Callback* chosen = nullptr;
+  for (const auto& cb : callbacks) {
+    if (cb->monitor().empty()) continue;
+    if (chosen == nullptr || (cb->is_checkpoint_callback() && !chosen->is_checkpoint_callback())) chosen = cb.get();
+  }
+  if (chosen == nullptr) return;
+  run.SetTag(track::kMonitorTag, chosen->monitor());
+  run.SetTag(track::kMonitorModeTag, ToString(chosen->mode()));
+}
+
+// The one line a restarted job's rank 0 writes about where its fit starts.
+void LogAutoResume(const RankEnvironment& place, const std::string& resumed, const std::vector<std::string>& dirs) {
+  const std::string attempt =
+      StrCat("Trainer: attempt ", place.restart_count, " of job ", place.job_id, " (restarted by lakerun launch)");
+  if (!resumed.empty()) {
+    LAKERUN_LOG(Info) << attempt << " resumes from " << resumed << ", the newest checkpoint that verifies";
+    return;
+  }
+  std::string where;
+  for (const std::string& dir : dirs) where += (where.empty() ? "" : ", ") + dir;
+  LAKERUN_LOG(Info) << attempt << " starts fresh: no checkpoint yet"
+                    << (dirs.empty() ? std::string(" (no ModelCheckpoint callback)") : " in " + where);
 }
 
 int64_t InferBatchSize(const Batch& batch) {
@@ -67,13 +105,13 @@ void SendToRun(track::Run* run, const TrainerState& state, const MetricMap& metr
 }
 
 // Lightning's _update_learning_rates: steps the schedulers of `interval` whose frequency divides idx + 1 (idx: the
-// batch in the epoch for "step", the epoch for "epoch"); `plateau` selects the monitoring schedulers or the others.
+// batch in the epoch for kStep, the epoch for kEpoch); `plateau` selects the monitoring schedulers or the others.
 void UpdateLrSchedulers(Module& module, std::vector<LRSchedulerConfig>& configs, const TrainerState& state,
-                        const std::string& interval, bool plateau, int64_t batch_idx) {
+                        Interval interval, bool plateau, int64_t batch_idx) {
   for (size_t i = 0; i < configs.size(); ++i) {
     LRSchedulerConfig& c = configs[i];
     if (plateau != c.scheduler->monitors_metric() || c.interval != interval) continue;
-    const int64_t idx = (interval == "step" ? batch_idx : state.current_epoch) + 1;
+    const int64_t idx = (interval == Interval::kStep ? batch_idx : state.current_epoch) + 1;
     if (idx % c.frequency != 0) continue;
     std::optional<double> metric;
     if (plateau) {
@@ -123,6 +161,8 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
   LAKERUN_CHECK_AS(ConfigError, o.max_epochs.value_or(0) >= -1, "Trainer: max_epochs must be >= -1, got ",
                    o.max_epochs.value_or(0));
   LAKERUN_CHECK_AS(ConfigError, o.max_steps >= -1, "Trainer: max_steps must be >= -1, got ", o.max_steps);
+  LAKERUN_CHECK_AS(ConfigError, o.collective_timeout.count() > 0, "Trainer: collective_timeout must be positive, got ",
+                   o.collective_timeout.count(), " ms");
   LAKERUN_CHECK_AS(ConfigError, o.min_epochs >= 0, "Trainer: min_epochs must be >= 0, got ", o.min_epochs);
   LAKERUN_CHECK_AS(ConfigError, o.min_steps >= -1, "Trainer: min_steps must be >= -1, got ", o.min_steps);
   LAKERUN_CHECK_AS(ConfigError, o.limit_train_batches >= -1, "Trainer: limit_train_batches must be >= -1, got ",
@@ -149,26 +189,20 @@ Trainer::Trainer(TrainerOptions options, std::vector<std::shared_ptr<Callback>> 
                    o.accumulate_grad_batches);
   LAKERUN_CHECK_AS(ConfigError, o.gradient_clip_val >= 0, "Trainer: gradient_clip_val must be >= 0, got ",
                    o.gradient_clip_val);
-  LAKERUN_CHECK_AS(ConfigError, o.gradient_clip_algorithm == "norm" || o.gradient_clip_algorithm == "value",
-                   "Trainer: gradient_clip_algorithm must be 'norm' or 'value', got '", o.gradient_clip_algorithm,
-                   "'");
   LAKERUN_CHECK_AS(ConfigError, o.fast_dev_run >= 0, "Trainer: fast_dev_run must be >= 0, got ", o.fast_dev_run);
   LAKERUN_CHECK_AS(ConfigError, o.log_every_n_steps >= 1, "Trainer: log_every_n_steps must be >= 1, got ",
                    o.log_every_n_steps);
   LAKERUN_CHECK_AS(ConfigError, !o.max_time.has_value() || o.max_time->count() >= 0,
                    "Trainer: max_time must not be negative, got ", o.max_time.value_or(std::chrono::milliseconds(0)).count(),
                    " ms");
-  LAKERUN_CHECK_AS(ConfigError,
-                   o.progress_style == "auto" || o.progress_style == "bar" || o.progress_style == "lines",
-                   "Trainer: progress_style must be 'auto', 'bar' or 'lines', got '", o.progress_style, "'");
-  LAKERUN_CHECK_AS(ConfigError, o.strategy == Strategy::kDdp || o.precision != "16-mixed", "Trainer: strategy '",
-                   ToString(o.strategy), "' does not support precision '16-mixed' (its grad scaler steps whole "
-                   "optimizers); use \"bf16-mixed\" or strategy 'ddp'");
+  LAKERUN_CHECK_AS(ConfigError, o.strategy == Strategy::kDdp || o.precision != Precision::k16Mixed,
+                   "Trainer: strategy '", ToString(o.strategy), "' does not support precision '16-mixed' (its grad "
+                   "scaler steps whole optimizers); use \"bf16-mixed\" or strategy 'ddp'");
   LAKERUN_CHECK_AS(ConfigError, o.log_model_artifact_path.empty() || o.tracker != nullptr,
                    "Trainer: log_model_artifact_path='", o.log_model_artifact_path, "' needs TrainerOptions::tracker");
   // Both throw ConfigError naming the option; a fit checks again once the process group is known.
   const c10::Device device = ChooseDevice(o.accelerator, DeviceFacts{at::hasCUDA()});
-  impl_->precision = std::make_unique<Precision>(o.precision, device.type());
+  impl_->precision = std::make_unique<PrecisionPlugin>(o.precision, device.type());
   // Checkpoint callbacks run last (trainer.md §2.6), otherwise the given order.
   for (auto& cb : callbacks) {
     LAKERUN_CHECK_AS(ConfigError, cb != nullptr, "Trainer: a callback is null");
@@ -198,6 +232,7 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string&
   module.device_ = device;
   KeepPrecisionOn(im.precision, options_.precision, device);
   im.LoadWeightsFor(*this, module, ckpt_path, "Validate");
+  im.ShardForRanks(options_, val, "val");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   im.module = &module;
   state_.fn = TrainerFn::kValidating;
@@ -213,7 +248,7 @@ MetricMap Trainer::Validate(Module& module, BatchSource& val, const std::string&
     MoveBatch(*batch, device);
     module.hook_ = LogHook::kValidationStep;
     module.batch_size_ = InferBatchSize(*batch);
-    Precision::AutocastScope autocast(*im.precision);
+    PrecisionPlugin::AutocastScope autocast(*im.precision);
     module.ValidationStep(*batch, idx++);
   }
   module.hook_ = LogHook::kEpochEnd;
@@ -232,6 +267,7 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
   module.device_ = device;
   KeepPrecisionOn(im.precision, options_.precision, device);
   im.LoadWeightsFor(*this, module, ckpt_path, "Test");
+  im.ShardForRanks(options_, test, "test");
   if (!im.metrics) im.metrics = std::make_unique<LoggedMetrics>(im.metric_sync.get());
   state_.fn = TrainerFn::kTesting;
   module.eval();
@@ -245,7 +281,7 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
     MoveBatch(*batch, device);
     module.hook_ = LogHook::kTestStep;
     module.batch_size_ = InferBatchSize(*batch);
-    Precision::AutocastScope autocast(*im.precision);
+    PrecisionPlugin::AutocastScope autocast(*im.precision);
     module.TestStep(*batch, idx++);
   }
   MetricMap out = im.metrics->EndEpoch();
@@ -255,44 +291,54 @@ MetricMap Trainer::Test(Module& module, BatchSource& test, const std::string& ck
   return out;
 }
 
-namespace {
-// Runs PrepareData on rank 0 (others wait), then Setup(stage) everywhere.
-void PrepareAndSetup(DataModule& dm, const std::string& stage, const TrainerOptions& options) {
-  RankSync* sync = nullptr;
-  std::unique_ptr<RankSync> owned;
-  if (dist::Context* ctx = JoinJob(options); ctx != nullptr && ctx->world_size() > 1) {
-    owned = NewDistRankSync(*ctx);
-    sync = owned.get();
+void Trainer::Impl::ShardForRanks(const TrainerOptions& options, BatchSource& source, const char* role) {
+  const dist::Context* job = options.use_distributed_sampler ? JoinedJob(options) : nullptr;
+  if (job == nullptr || job->world_size() <= 1) return;
+  const dist::Context& ctx = *job;
+  const Sharding sharding = source.ShardByRank(ctx.rank(), ctx.world_size());
+  if (sharding != Sharding::kUnsharded || ctx.rank() != 0 || !warned_unsharded.insert(&source).second) return;
+  LAKERUN_LOG(Warning) << "Trainer: the " << role << " source, " << source.Describe() << ", reads every sample on "
+                       << "each of the " << ctx.world_size() << " ranks (its LoaderOptions set world_size = 1): every "
+                       << "rank sees the whole table. Leave LoaderOptions::rank and world_size unset and the Trainer "
+                       << "gives each rank its share; to keep every sample on every rank without this warning, set "
+                       << "TrainerOptions::use_distributed_sampler = false.";
+}
+
+void Trainer::PrepareDataModule(DataModule& dm, TrainerFn stage) {
+  std::unique_ptr<RankSync> sync;
+  if (dist::Context* ctx = JoinJob(options_); ctx != nullptr) {
+    dm.rank_ = ctx->rank();
+    dm.world_size_ = ctx->world_size();
+    if (ctx->world_size() > 1) sync = NewDistRankSync(*ctx);
   }
   if (sync == nullptr || sync->rank() == 0) dm.PrepareData();
   if (sync != nullptr) sync->Barrier();
   dm.Setup(stage);
 }
-}  // namespace
 
 void Trainer::Fit(Module& module, DataModule& datamodule, const std::string& ckpt_path) {
-  PrepareAndSetup(datamodule, "fit", options_);
+  PrepareDataModule(datamodule, TrainerFn::kFitting);
   BatchSource* train = datamodule.TrainSource();
   LAKERUN_CHECK_AS(ConfigError, train != nullptr, "Trainer::Fit: the DataModule has no train source");
   Fit(module, *train, datamodule.ValSource(), ckpt_path);
-  datamodule.Teardown("fit");
+  datamodule.Teardown(TrainerFn::kFitting);
 }
 
 MetricMap Trainer::Validate(Module& module, DataModule& datamodule) {
-  PrepareAndSetup(datamodule, "validate", options_);
+  PrepareDataModule(datamodule, TrainerFn::kValidating);
   BatchSource* val = datamodule.ValSource();
   LAKERUN_CHECK_AS(ConfigError, val != nullptr, "Trainer::Validate: the DataModule has no val source");
   MetricMap out = Validate(module, *val);
-  datamodule.Teardown("validate");
+  datamodule.Teardown(TrainerFn::kValidating);
   return out;
 }
 
 MetricMap Trainer::Test(Module& module, DataModule& datamodule) {
-  PrepareAndSetup(datamodule, "test", options_);
+  PrepareDataModule(datamodule, TrainerFn::kTesting);
   BatchSource* test = datamodule.TestSource();
   LAKERUN_CHECK_AS(ConfigError, test != nullptr, "Trainer::Test: the DataModule has no test source");
   MetricMap out = Test(module, *test);
-  datamodule.Teardown("test");
+  datamodule.Teardown(TrainerFn::kTesting);
   return out;
 }
 
@@ -311,7 +357,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   // Lightning's order: the module goes to its device before configure_optimizers.
   const c10::Device device = ResolveAndMove(module, options_);
   module.device_ = device;
-  im.precision = std::make_unique<Precision>(options_.precision, device.type());
+  im.precision = std::make_unique<PrecisionPlugin>(options_.precision, device.type());
   im.pending_step.clear();
   state_ = TrainerState{};
   state_.fn = TrainerFn::kFitting;
@@ -355,12 +401,21 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   im.batches_in_epoch = 0;
   im.total_batches = 0;
   im.loader_state.clear();
-  const std::optional<VerifiedCheckpoint> resume = im.ReadCkptPath(*this, ckpt_path, "Fit");
+  const bool rank0 = state_.Sync().rank() == 0;
+  // A job `lakerun launch` restarted resumes by itself (as ckpt_path="last"), unless the caller chose a checkpoint
+  // other than "last"; the checkpoints it resumes among are then the job's own (ClearBeyondTheResumePoint).
+  const RankEnvironment place = DetectRankEnvironment();
+  const bool auto_resume = (ckpt_path.empty() || ckpt_path == "last") && place.RestartedByLakerun();
+  const std::optional<VerifiedCheckpoint> resume =
+      auto_resume ? im.ReadNewest(*this) : im.ReadCkptPath(*this, ckpt_path, "Fit");
+  if (auto_resume && rank0) LogAutoResume(place, resume ? resume->path : "", Impl::CheckpointDirs(*this));
   const int64_t max_epochs =
       options_.fast_dev_run > 0 ? 1 : options_.max_epochs.value_or(options_.max_steps == -1 ? 1000 : -1);
   const int64_t max_steps = options_.fast_dev_run > 0 ? options_.fast_dev_run : options_.max_steps;
   if (resume) {
     im.LoadCheckpoint(*this, *resume, max_epochs);
+    state_.resumed_after_restart = auto_resume;
+    if (auto_resume) Impl::ClearBeyondTheResumePoint(*this);
   } else if (options_.scale_lr != dist::LrScaling::kNone) {
     // The rules are linear in the base lr, so one factor scales optimizers and schedulers alike.
     const double factor = dist::ScaleLearningRate(1.0, world_size, options_.scale_lr);
@@ -375,11 +430,18 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   // uses Tensor::set_), the gradient hooks must see the parameters the optimizer will step, and a sharded strategy
   // takes its part of the optimizer state the checkpoint restored.
   if (world_size > 1) im.parallel = DataParallel(options_.strategy, *dist_context, module, im.optimizers);
-  const bool rank0 = state_.Sync().rank() == 0;
   if (rank0 && options_.run != nullptr && options_.fast_dev_run == 0) {
     const auto hparams = module.Hyperparameters();
     if (!hparams.empty()) options_.run->LogParams(hparams);
+    TagMonitor(*options_.run, callbacks_);
+    // Each attempt after a restart, at the step it starts from (the run also carries lakerun.restart_count).
+    if (place.RestartedByLakerun()) {
+      options_.run->LogMetric(kRestartCountMetric, place.restart_count, state_.global_step);
+    }
   }
+  // Sharding, before the sources are asked for their length.
+  im.ShardForRanks(options_, train, "train");
+  if (val != nullptr) im.ShardForRanks(options_, *val, "val");
 
   // Sanity check: a few validation batches whose metrics are discarded.
   if (val != nullptr && options_.fast_dev_run == 0 && options_.num_sanity_val_steps != 0 &&
@@ -450,7 +512,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       module.batch_size_ = InferBatchSize(*cur);
       at::Tensor loss;
       {
-        Precision::AutocastScope autocast(*im.precision);
+        PrecisionPlugin::AutocastScope autocast(*im.precision);
         loss = module.TrainingStep(*cur, batch_idx);
       }
       LAKERUN_CHECK(loss.defined() && loss.numel() == 1, "training_step at epoch ", epoch, ", batch ", batch_idx,
@@ -461,7 +523,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       if (stepping) {
         for (auto& opt : im.optimizers) im.precision->Unscale(*opt);  // before clipping
         if (options_.gradient_clip_val > 0) {
-          if (options_.gradient_clip_algorithm == "norm") {
+          if (options_.gradient_clip_algorithm == GradientClipAlgorithm::kNorm) {
             im.parallel.ClipGradNorm(module, options_.gradient_clip_val);
           } else {
             im.parallel.ClipGradValue(module, options_.gradient_clip_val);
@@ -472,8 +534,8 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
         ++state_.global_step;
         // Lightning: step-interval schedulers after each optimizer step; epoch-interval ones (not monitoring) once
         // the epoch's last batch is done, before validation.
-        UpdateLrSchedulers(module, im.schedulers, state_, "step", false, batch_idx);
-        if (last) UpdateLrSchedulers(module, im.schedulers, state_, "epoch", false, batch_idx);
+        UpdateLrSchedulers(module, im.schedulers, state_, Interval::kStep, false, batch_idx);
+        if (last) UpdateLrSchedulers(module, im.schedulers, state_, Interval::kEpoch, false, batch_idx);
       }
       ++batch_idx;
       ++im.total_batches;
@@ -505,7 +567,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
         module.train();
         module.metrics_ = im.metrics.get();
       }
-      if (stepping) UpdateLrSchedulers(module, im.schedulers, state_, "step", true, batch_idx - 1);
+      if (stepping) UpdateLrSchedulers(module, im.schedulers, state_, Interval::kStep, true, batch_idx - 1);
       progress.OnBatchEnd(state_, max_epochs, batch_idx, stepping, im.metrics->progress_bar_metrics());
       if (stepping && (state_.global_step % options_.log_every_n_steps == 0 || state_.should_stop)) {
         SendToRun(options_.run, state_, im.pending_step, state_.global_step - 1);
@@ -536,7 +598,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
       if (monitoring(cb)) cb->OnTrainEpochEnd(state_);
     }
     // Monitoring epoch schedulers after the epoch-end hooks (and so after the epoch-end checkpoint).
-    if (epoch_exhausted) UpdateLrSchedulers(module, im.schedulers, state_, "epoch", true, batch_idx);
+    if (epoch_exhausted) UpdateLrSchedulers(module, im.schedulers, state_, Interval::kEpoch, true, batch_idx);
     progress.OnEpochEnd(state_, max_epochs, im.metrics->progress_bar_metrics());
   }
   module.metrics_ = nullptr;

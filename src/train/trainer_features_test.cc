@@ -1,19 +1,23 @@
 // The Trainer's LR scheduler stepping, validation scheduling, stopping limits, DataModule, progress bar and tracking.
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "lakerun/base/error.h"
+#include "lakerun/track/report.h"
 #include "lakerun/track/store.h"
 #include "lakerun/track/tracker.h"
+#include "lakerun/train/early_stopping.h"
 #include "lakerun/train/lr_monitor.h"
 #include "lakerun/train/lr_schedulers.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun/train/trainer.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
+#include "train/progress.h"
 
 namespace lakerun::train {
 namespace {
@@ -73,8 +77,11 @@ TrainerOptions Quiet() {
 TEST(TrainerSchedulerTest, StepIntervalSchedulersStepAfterEveryOptimizerStepWithFrequency) {
   Data data;
   Net net([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{{.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5}),
-                                           .interval = "step", .frequency = 2}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5});
+    config.interval = Interval::kStep;
+    config.frequency = 2;
+    return std::vector<LRSchedulerConfig>{config};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 2;
@@ -88,8 +95,10 @@ TEST(TrainerSchedulerTest, StepIntervalSchedulersStepAfterEveryOptimizerStepWith
 TEST(TrainerSchedulerTest, AccumulatingBatchesDoNotStepSchedulers) {
   Data data;
   Net net([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{
-        {.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5}), .interval = "step"}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5});
+    config.interval = Interval::kStep;
+    return std::vector<LRSchedulerConfig>{config};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 1;
@@ -104,7 +113,9 @@ TEST(TrainerSchedulerTest, AccumulatingBatchesDoNotStepSchedulers) {
 TEST(TrainerSchedulerTest, EpochIntervalSchedulersStepAtEpochEnd) {
   Data data;
   Net net([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{{.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5})}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{1, 0.5});
+    return std::vector<LRSchedulerConfig>{config};
   });
   TrainerOptions o = Quiet();
   o.max_epochs = 3;
@@ -118,8 +129,13 @@ TEST(TrainerSchedulerTest, EpochIntervalSchedulersStepAtEpochEnd) {
 TEST(TrainerSchedulerTest, ReduceLROnPlateauReadsTheMonitoredValidationMetric) {
   Data data;
   Net net([](auto sgd) {
-    auto plateau = std::make_shared<ReduceLROnPlateau>(sgd, ReduceLROnPlateauOptions{.factor = 0.5, .patience = 0});
-    return std::vector<LRSchedulerConfig>{{.scheduler = plateau, .monitor = "val_loss"}};
+    ReduceLROnPlateauOptions options;
+    options.factor = 0.5;
+    options.patience = 0;
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<ReduceLROnPlateau>(sgd, options);
+    config.monitor = "val_loss";
+    return std::vector<LRSchedulerConfig>{config};
   });
   net.val_loss_override = 1.0f;  // never improves after the first epoch
   TrainerOptions o = Quiet();
@@ -137,8 +153,13 @@ TEST(TrainerSchedulerTest, AMissingMonitorIsAnErrorNamingItWhenStrict) {
   Data data;
   auto make = [](bool strict) {
     return [strict](auto sgd) {
-      auto plateau = std::make_shared<ReduceLROnPlateau>(sgd, ReduceLROnPlateauOptions{.patience = 0});
-      return std::vector<LRSchedulerConfig>{{.scheduler = plateau, .monitor = "val_acc", .strict = strict}};
+      ReduceLROnPlateauOptions options;
+      options.patience = 0;
+      LRSchedulerConfig config;
+      config.scheduler = std::make_shared<ReduceLROnPlateau>(sgd, options);
+      config.monitor = "val_acc";
+      config.strict = strict;
+      return std::vector<LRSchedulerConfig>{config};
     };
   };
   TrainerOptions o = Quiet();
@@ -153,8 +174,9 @@ TEST(TrainerSchedulerTest, AMissingMonitorIsAnErrorNamingItWhenStrict) {
   t2.Fit(lenient, train);
   EXPECT_EQ(lenient.lrs, (std::vector<double>{0.1, 0.1}));
   Net unmonitored([](auto sgd) {
-    return std::vector<LRSchedulerConfig>{{.scheduler = std::make_shared<ReduceLROnPlateau>(
-                                               sgd, ReduceLROnPlateauOptions{})}};
+    LRSchedulerConfig config;
+    config.scheduler = std::make_shared<ReduceLROnPlateau>(sgd, ReduceLROnPlateauOptions{});
+    return std::vector<LRSchedulerConfig>{config};
   });
   Trainer t3(o);
   EXPECT_THROW_WITH(t3.Fit(unmonitored, train), ConfigError, "must include a monitor");
@@ -231,8 +253,8 @@ TEST(TrainerDataModuleTest, FitValidateAndTestThroughADataModule) {
     TensorBatchSource train = data.Train(), val = data.Val(), test = data.Val();
     std::vector<std::string> calls;
     void PrepareData() override { calls.push_back("prepare"); }
-    void Setup(const std::string& stage) override { calls.push_back("setup:" + stage); }
-    void Teardown(const std::string& stage) override { calls.push_back("teardown:" + stage); }
+    void Setup(TrainerFn stage) override { calls.push_back(std::string("setup:") + ToString(stage)); }
+    void Teardown(TrainerFn stage) override { calls.push_back(std::string("teardown:") + ToString(stage)); }
     BatchSource* TrainSource() override { return &train; }
     BatchSource* ValSource() override { return &val; }
     BatchSource* TestSource() override { return stage_test ? &test : nullptr; }
@@ -298,7 +320,7 @@ TEST(TrainerProgressTest, TheBarRewritesOneLinePerEpoch) {
   o.max_epochs = 2;
   o.limit_train_batches = 2;
   o.progress_every_n_steps = 1;
-  o.progress_style = "bar";
+  o.progress_style = ProgressStyle::kBar;
   o.progress_stream = &out;
   Trainer t(o);
   auto train = data.Train();
@@ -309,9 +331,23 @@ TEST(TrainerProgressTest, TheBarRewritesOneLinePerEpoch) {
   EXPECT_NE(s.find("\rEpoch 0/2:  50%|#####     | 1/2 ["), std::string::npos) << s;
   EXPECT_NE(s.find("\rEpoch 1/2: 100%|##########| 2/2 ["), std::string::npos) << s;
   EXPECT_NE(s.find(" it/s]"), std::string::npos);
-  TrainerOptions bad = Quiet();
-  bad.progress_style = "fancy";
-  EXPECT_THROW_WITH(Trainer{bad}, ConfigError, "progress_style", "fancy");
+  EXPECT_THROW_WITH(ParseProgressStyle("progress_style", "fancy"), ConfigError, "progress_style", "'fancy'",
+                    "auto, bar, lines");
+}
+
+// kAuto: a bar on stderr when it is a terminal, or when `lakerun launch` says its console is one (the rank's stderr
+// is then its pipe); plain lines on a caller's stream, and when piped.
+TEST(TrainerProgressTest, AutoDrawsTheBarOnTheLaunchersTerminalToo) {
+  EXPECT_TRUE(AutoProgressBar(false, true, nullptr));
+  EXPECT_TRUE(AutoProgressBar(false, false, "1"));
+  EXPECT_FALSE(AutoProgressBar(false, false, "0"));
+  EXPECT_FALSE(AutoProgressBar(false, false, nullptr));
+  EXPECT_FALSE(AutoProgressBar(true, true, "1"));
+  ::setenv(kConsoleIsTerminalVariable, "1", 1);
+  Progress on_launchers_terminal(Quiet(), 0);
+  ::unsetenv(kConsoleIsTerminalVariable);
+  EXPECT_TRUE(on_launchers_terminal.bar());
+  EXPECT_EQ(Progress(Quiet(), 0).bar(), ::isatty(STDERR_FILENO) == 1);
 }
 
 TEST(TrainerTrackingTest, HyperparametersCheckpointsAndTheFinalModelReachTheRun) {
@@ -358,6 +394,39 @@ TEST(TrainerTrackingTest, HyperparametersCheckpointsAndTheFinalModelReachTheRun)
   TrainerOptions bad = Quiet();
   bad.log_model_artifact_path = "model";
   EXPECT_THROW_WITH(Trainer{bad}, ConfigError, "log_model_artifact_path", "tracker");
+}
+
+// The run records what the fit monitors (the checkpoint callback's monitor before EarlyStopping's), so that
+// `lakerun runs list` shows that metric first.
+TEST(TrainerTrackingTest, TheMonitoredMetricIsTaggedOnTheRun) {
+  Data data;
+  testing::TempDir dir;
+  track::TrackerOptions to;
+  to.handle_signals = false;
+  to.add_system_tags = false;
+  track::Tracker tracker(dir.Join("mlruns"), to);
+  track::Run run = tracker.StartRun();
+  Net net;
+  TrainerOptions o = Quiet();
+  o.max_epochs = 1;
+  o.limit_train_batches = 1;
+  o.default_root_dir = dir.path();
+  o.run = &run;
+  EarlyStoppingOptions es;
+  es.monitor = "train_loss";
+  es.strict = false;
+  ModelCheckpointOptions c;
+  c.monitor = "val_acc";
+  c.mode = MonitorMode::kMax;
+  c.save_top_k = 0;
+  Trainer t(o, {std::make_shared<EarlyStopping>(es), std::make_shared<ModelCheckpoint>(c)});
+  auto train = data.Train();
+  t.Fit(net, train);
+  run.Flush();
+  const auto r = track::OpenStore(dir.Join("mlruns"))->GetRun(run.run_id());
+  EXPECT_EQ(r.tags.at(track::kMonitorTag), "val_acc");
+  EXPECT_EQ(r.tags.at(track::kMonitorModeTag), "max");
+  run.End();
 }
 
 }  // namespace

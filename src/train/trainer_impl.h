@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ class Trainer::Impl {
   std::unique_ptr<RankSync> sync;
   std::unique_ptr<MetricSync> metric_sync;
   std::unique_ptr<LoggedMetrics> metrics;
-  std::unique_ptr<Precision> precision;
+  std::unique_ptr<PrecisionPlugin> precision;
+  std::set<const BatchSource*> warned_unsharded;  // sources rank 0 has warned about (ShardForRanks)
   int64_t epochs_processed = 0;  // completed train epochs (Lightning's epoch_progress.current.processed)
   int64_t batches_in_epoch = 0;  // batches done in the running epoch (0 at an epoch boundary)
   int64_t total_batches = 0;     // training batches done over all epochs (Lightning's total batch_idx + 1)
@@ -41,8 +43,18 @@ class Trainer::Impl {
   /// `caller` ("Fit", "Validate", "Test") names the call in errors.
   std::optional<VerifiedCheckpoint> ReadCkptPath(const Trainer& t, const std::string& ckpt_path,
                                                  const char* caller) const;
+  /// The directories of the ModelCheckpoint callbacks.
+  static std::vector<std::string> CheckpointDirs(const Trainer& t);
+  /// The newest checkpoint in those directories that verifies (ckpt_path="last"), or std::nullopt when there is none.
+  static std::optional<VerifiedCheckpoint> ReadNewest(const Trainer& t);
+  /// After a restarted job resumed from t.state().ckpt_path: rank 0 removes the checkpoint files the failed attempt
+  /// wrote beyond it (resume_choice.h) and the temporaries of its interrupted saves, between two barriers.
+  static void ClearBeyondTheResumePoint(Trainer& t);
   /// Loads only the weights of the checkpoint `ckpt_path` names (for Validate/Test); "" does nothing.
   void LoadWeightsFor(Trainer& t, Module& module, const std::string& ckpt_path, const char* caller) const;
+  /// Under several ranks (and TrainerOptions::use_distributed_sampler), hands `source` this rank's place; rank 0
+  /// warns once per source that reads every sample on every rank. `role` names it ("train", "val", "test").
+  void ShardForRanks(const TrainerOptions& options, BatchSource& source, const char* role);
 };
 
 }  // namespace lakerun::train

@@ -117,7 +117,7 @@ TEST(StrategyTest, NamesRoundTripAndLightningsAliasesParse) {
 TEST(StrategyTest, ShardedStrategiesRefuseTheFloat16GradScaler) {
   TrainerOptions o;
   o.strategy = Strategy::kZero1;
-  o.precision = "16-mixed";
+  o.precision = Precision::k16Mixed;
   EXPECT_THROW_WITH(Trainer t(o), ConfigError, "strategy 'zero1'", "'16-mixed'");
 }
 

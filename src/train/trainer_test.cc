@@ -2,7 +2,14 @@
 
 #include <torch/torch.h>
 
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "lakerun/base/error.h"
 #include "lakerun/track/store.h"
@@ -11,6 +18,7 @@
 #include "lakerun/train/lr_schedulers.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/scoped_env.h"
 #include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::train {
@@ -93,11 +101,13 @@ struct Scheduled : Regression {
   Optimizers ConfigureOptimizers() override {
     auto sgd = std::make_shared<torch::optim::SGD>(parameters(), torch::optim::SGDOptions(lr_).momentum(0.9));
     Optimizers out{sgd};
-    out.lr_schedulers.push_back({.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{.step_size = 3,
-                                                                                          .gamma = 0.7}),
-                                 .interval = "step"});
-    out.lr_schedulers.push_back(
-        {.scheduler = std::make_shared<CosineAnnealingLR>(sgd, CosineAnnealingLROptions{.t_max = 3})});
+    LRSchedulerConfig per_step;
+    per_step.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{/*step_size=*/3, /*gamma=*/0.7});
+    per_step.interval = Interval::kStep;
+    out.lr_schedulers.push_back(per_step);
+    LRSchedulerConfig per_epoch;
+    per_epoch.scheduler = std::make_shared<CosineAnnealingLR>(sgd, CosineAnnealingLROptions{/*t_max=*/3});
+    out.lr_schedulers.push_back(per_epoch);
     sgd_ = sgd;
     return out;
   }
@@ -207,7 +217,7 @@ TEST(TrainerTest, GradientClippingByValueBoundsEveryGradient) {
   o.max_epochs = 1;
   o.limit_train_batches = 1;
   o.gradient_clip_val = 0.01;
-  o.gradient_clip_algorithm = "value";
+  o.gradient_clip_algorithm = GradientClipAlgorithm::kValue;
   Trainer t(o);
   auto train = data.Train();
   t.Fit(model, train);
@@ -339,20 +349,140 @@ TEST(TrainerTest, ProgressLinesShowProgBarMetricsOnly) {
             "end of epoch 1/2 step 10 shown=1.5000\n");
 }
 
+// The environment `lakerun launch` gives the single rank of job "job-t" in attempt `attempt`, for one scope.
+class LaunchedAttempt {
+ public:
+  explicit LaunchedAttempt(int attempt) {
+    const std::map<std::string, std::string> vars = {
+        {"LAKERUN_LAUNCHER", "1"}, {"RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "1"},
+        {"LAKERUN_RESTART_COUNT", std::to_string(attempt)}, {"LAKERUN_RUN_ID", "job-t"}};
+    for (const auto& [name, value] : vars) env_.Set(name, value);
+  }
+
+ private:
+  lakerun::testing::ScopedEnv env_;
+};
+
+// A checkpoint callback that fails the fit at the end of epoch `epoch`, after the callbacks before it saved: the
+// attempt of a job that dies between two checkpoint writes.
+struct FailAtEpochEnd : Callback {
+  explicit FailAtEpochEnd(int64_t epoch) : epoch(epoch) {}
+  std::string state_key() const override { return "FailAtEpochEnd"; }
+  bool is_checkpoint_callback() const override { return true; }
+  void OnTrainEpochEnd(TrainerState& state) override {
+    if (state.current_epoch == epoch) throw std::runtime_error("the attempt dies");
+  }
+  int64_t epoch;
+};
+
+// Every file under `dir`, as "sub/name".
+std::set<std::string> FilesUnder(const std::string& dir) {
+  std::set<std::string> out;
+  for (const char* sub : {"epochs", "steps"}) {
+    const std::string path = JoinPath(dir, sub);
+    if (!LocalFileSystem().Exists(path)) continue;
+    for (const auto& f : LocalFileSystem().List(path)) out.insert(StrCat(sub, "/", f.name));
+  }
+  return out;
+}
+
+// Fits 4 epochs under attempt `attempt` of a launched job with an epoch checkpoint (every epoch kept) and a step
+// checkpoint (every 4 steps, with last.ckpt) in `dir`; `fail` adds FailAtEpochEnd between them.
+int64_t FitAttempt(Data& data, Module& model, int attempt, const std::string& dir, track::Run* run = nullptr,
+                   std::optional<int64_t> fail = std::nullopt, const std::string& ckpt_path = "") {
+  LaunchedAttempt env(attempt);
+  TrainerOptions o;
+  o.max_epochs = 4;
+  o.seed = 5;
+  o.distributed = false;
+  o.progress_every_n_steps = 0;
+  o.run = run;
+  ModelCheckpointOptions per_epoch;
+  per_epoch.dirpath = JoinPath(dir, "epochs");
+  per_epoch.filename = "{epoch}";
+  per_epoch.save_top_k = -1;
+  ModelCheckpointOptions per_steps;
+  per_steps.dirpath = JoinPath(dir, "steps");
+  per_steps.every_n_train_steps = 4;
+  per_steps.save_last = true;
+  std::vector<std::shared_ptr<Callback>> callbacks = {std::make_shared<ModelCheckpoint>(per_epoch)};
+  if (fail) callbacks.push_back(std::make_shared<FailAtEpochEnd>(*fail));
+  callbacks.push_back(std::make_shared<ModelCheckpoint>(per_steps));
+  Trainer t(o, callbacks);
+  auto train = data.Train();
+  t.Fit(model, train, nullptr, ckpt_path);
+  return t.global_step();
+}
+
+// A job `lakerun launch` restarted resumes by itself from the newest checkpoint, and the files the failed attempt
+// wrote beyond it are replaced, not kept beside -v1 copies: the directory ends as an uninterrupted run leaves it.
+TEST(TrainerTest, ARestartedJobResumesByItselfAndKeepsItsCheckpointsConsistent) {
+  Data data;
+  testing::TempDir straight_dir, dir;
+  auto straight = NewModel();
+  EXPECT_EQ(FitAttempt(data, *straight, 0, straight_dir.path()), 20);
+
+  // Attempt 0 dies at the end of epoch 1 (step 10), after epochs/epoch=1.ckpt, while the newest step checkpoint
+  // and last.ckpt are of step 8.
+  auto first = NewModel();
+  EXPECT_THROW(FitAttempt(data, *first, 0, dir.path(), nullptr, 1), std::runtime_error);
+  EXPECT_TRUE(LocalFileSystem().Exists(dir.Join("epochs/epoch=1.ckpt")));
+
+  track::TrackerOptions to;
+  to.handle_signals = false;
+  track::Tracker tracker(dir.Join("mlruns"), to);
+  track::Run run = tracker.StartRun();
+  torch::manual_seed(99);  // a different fresh model: everything must come from the checkpoint
+  auto second = std::make_unique<Regression>();
+  ::testing::internal::CaptureStderr();
+  const int64_t steps = FitAttempt(data, *second, 1, dir.path(), &run);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(steps, 20);
+  EXPECT_EQ(second->train_calls, 20 - 8);
+  EXPECT_THAT(log, ::testing::HasSubstr("Trainer: attempt 1 of job job-t (restarted by lakerun launch) resumes from " +
+                                        dir.Join("steps/last.ckpt")));
+  EXPECT_THAT(log, ::testing::HasSubstr("removing " + dir.Join("epochs/epoch=1.ckpt")));
+  EXPECT_TRUE(torch::equal(second->fc->weight, straight->fc->weight));
+  EXPECT_EQ(FilesUnder(dir.path()), FilesUnder(straight_dir.path()));
+  run.End();
+  const auto restarts = tracker.store().GetMetricHistory(run.run_id(), kRestartCountMetric);
+  ASSERT_EQ(restarts.size(), 1u);
+  EXPECT_EQ(restarts[0].value, 1.0);
+  EXPECT_EQ(restarts[0].step, 8);  // the step the attempt resumed from
+}
+
+TEST(TrainerTest, ARestartedJobWithoutCheckpointsStartsFreshAndAChosenCheckpointWins) {
+  Data data;
+  testing::TempDir dir;
+  auto model = NewModel();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(FitAttempt(data, *model, 2, dir.path()), 20);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, ::testing::HasSubstr("Trainer: attempt 2 of job job-t (restarted by lakerun launch) starts fresh: "
+                                        "no checkpoint yet in " + dir.Join("epochs") + ", " + dir.Join("steps")));
+  EXPECT_EQ(model->train_calls, 20);
+  // A checkpoint the caller names is resumed from, restart or not.
+  auto again = NewModel();
+  EXPECT_EQ(FitAttempt(data, *again, 3, dir.path(), nullptr, std::nullopt, dir.Join("epochs/epoch=1.ckpt")), 20);
+  EXPECT_EQ(again->train_calls, 10);
+}
+
 TEST(TrainerTest, BadOptionsAndCheckpointsAreNamed) {
   TrainerOptions o;
   o.accumulate_grad_batches = 0;
   EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accumulate_grad_batches", "0");
-  o = TrainerOptions{};
-  o.gradient_clip_algorithm = "l3";
-  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "gradient_clip_algorithm", "'l3'");
+  EXPECT_THROW_WITH(ParseGradientClipAlgorithm("gradient_clip_algorithm", "l3"), ConfigError,
+                    "gradient_clip_algorithm", "'l3'", "norm, value");
   o = TrainerOptions{};
   o.max_epochs = -2;
   EXPECT_THROW_WITH(Trainer{o}, ConfigError, "max_epochs", "-2");
   o = TrainerOptions{};
-  o.accelerator = "tpu";
-  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator", "tpu");
-  o.accelerator = "cuda";
+  o.collective_timeout = std::chrono::milliseconds(0);
+  EXPECT_THROW_WITH(Trainer{o}, ConfigError, "collective_timeout", "0 ms");
+  o = TrainerOptions{};
+  EXPECT_THROW_WITH(ParseAccelerator("accelerator", "tpu"), ConfigError, "accelerator", "'tpu'", "auto, cpu, cuda");
+  EXPECT_EQ(ParseAccelerator("accelerator", "gpu"), Accelerator::kCuda);  // Lightning's alias
+  o.accelerator = Accelerator::kCuda;
   if (!at::hasCUDA()) EXPECT_THROW_WITH(Trainer{o}, ConfigError, "accelerator='cuda'", "CUDA");
 
   Data data;

@@ -2,21 +2,26 @@
 //
 //   train_resume_program --table DIR --ckpt-dir DIR --out DIR [--epochs 4] [--resume]
 //                        [--pause-at-batch B --pause-ms M] [--die-writing-last-at-step S] [--dropout P] [--sgd]
+//                        [--mlruns DIR] [--step-ms M]
 //
 // Trains a small MLP with dropout (p = 0.25 unless --dropout; Adam, or SGD with momentum with --sgd) through lakerun::train::Trainer on the table's "image" (uint8 [8, 8]) and
 // "label" (int64) columns, read by lakerun::data::Loader (this rank's share, shuffled from a fixed seed). Checkpoints
 // go to --ckpt-dir: <dir>/epochs/epoch=E.ckpt at every epoch end, and <dir>/steps/ every 4 optimizer steps with
 // save_last (the checkpoint --resume continues from, as ckpt_path="last").
 //
-// Writes into --out: pid-rank<R> (at start), then, once the fit is over, weights-rank<R>.bin (every parameter and
-// buffer as name, shape and raw bytes, so equal files mean bitwise equal weights) and report-rank<R>.txt
-// ("global_step G\ntrain_calls C\n": optimizer steps reached, training steps run by this process); trace-rank<R> gets
-// one line per training step (epoch, batch, sum of its sample ids, loss and the sum of fc1's weights before the step, in hex) as it runs.
+// Writes into --out: pid-rank<R> (at start, before it joins the job), then, once the fit is over,
+// weights-rank<R>.bin (every parameter and buffer as name, shape and raw bytes, so equal files mean bitwise equal
+// weights) and report-rank<R>.txt ("global_step G\ntrain_calls C\n": optimizer steps reached, training steps run by
+// this process); trace-rank<R> gets one line per training step (epoch, batch, sum of its sample ids, loss and the
+// sum of fc1's weights before the step, in hex) as it runs.
 //
 // --pause-at-batch B --pause-ms M: this process's B-th training step (0-based) first writes <out>/paused-rank<R>, then
 // sleeps M ms, so a test can kill the run at a known point, mid-epoch, with its loader threads running.
 // --die-writing-last-at-step S: the process SIGKILLs itself halfway through writing last.ckpt at global step S (a
 // crash in the middle of a checkpoint write).
+// --mlruns DIR: tracks the fit in a run of experiment "restarts" in the file store DIR (rank 0), logging every 4
+// steps; the run ends when the program does. --step-ms M: each training step also sleeps M ms (a longer run to kill
+// at random points). Without --resume, a job `lakerun launch` restarted resumes by itself.
 #include <signal.h>
 #include <unistd.h>
 
@@ -32,15 +37,19 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
+#include "lakerun/base/rank_environment.h"
 #include "lakerun/data/loader.h"
 #include "lakerun/data/table_source.h"
 #include "lakerun/dist/init.h"
+#include "lakerun/track/run.h"
+#include "lakerun/track/tracker.h"
 #include "lakerun/train/model_checkpoint.h"
 #include "lakerun/train/trainer.h"
 #include "dying_file_system.h"
@@ -59,6 +68,8 @@ struct Flags {
   int64_t die_writing_last_at_step = -1;
   double dropout = 0.25;
   bool sgd = false;
+  std::string mlruns;
+  int64_t step_ms = 0;
 };
 
 Flags Parse(int argc, char** argv) {
@@ -79,6 +90,8 @@ Flags Parse(int argc, char** argv) {
     else if (a == "--sgd") f.sgd = true;
     else if (a == "--dropout") f.dropout = std::stod(value());
     else if (a == "--die-writing-last-at-step") f.die_writing_last_at_step = std::stoll(value());
+    else if (a == "--mlruns") f.mlruns = value();
+    else if (a == "--step-ms") f.step_ms = std::stoll(value());
     else LAKERUN_THROW(ConfigError, "train_resume_program: unknown flag '", a, "'");
   }
   LAKERUN_CHECK_AS(ConfigError, !f.table.empty() && !f.ckpt_dir.empty() && !f.out.empty(),
@@ -99,6 +112,7 @@ struct Mlp : lakerun::train::Module {
       std::this_thread::sleep_for(std::chrono::milliseconds(flags_.pause_ms));
     }
     ++train_calls;
+    if (flags_.step_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(flags_.step_ms));
     const at::Tensor x = b.at("image").to(at::kFloat).view({-1, 64}) / 255.0;
     const at::Tensor out = fc2(drop(at::relu(fc1(x))));
     at::Tensor loss = F::nll_loss(at::log_softmax(out, 1), b.at("label"));
@@ -142,11 +156,12 @@ int Main(int argc, char** argv) {
   at::set_num_threads(1);
   lakerun::dist::InitOptions init;
   init.timeout = std::chrono::seconds(60);
-  lakerun::dist::Context& ctx = lakerun::dist::Init(init);
-  const std::string rank = std::to_string(ctx.rank());
+  // The pid before joining the job, so that a test can kill a rank while it starts up.
+  const std::string rank = std::to_string(lakerun::DetectRankEnvironment().rank);
   lakerun::FileSystem& fs = lakerun::LocalFileSystem();
   fs.CreateDirs(flags.out);
   fs.WriteAtomically(lakerun::JoinPath(flags.out, "pid-rank" + rank), std::to_string(::getpid()));
+  lakerun::dist::Context& ctx = lakerun::dist::Init(init);
 
   lakerun::data::TableOptions table;
   table.columns = {"image", "label"};
@@ -179,11 +194,23 @@ int Main(int argc, char** argv) {
     callbacks.push_back(std::make_shared<lakerun::train_resume::DieWritingLast>(flags.die_writing_last_at_step));
   }
 
+  // Rank 0 tracks (the other ranks' tracker is a no-op); in a restarted job StartRun continues the job's run.
+  std::optional<lakerun::track::Tracker> tracker;
+  lakerun::track::Run run;
+  if (!flags.mlruns.empty()) {
+    lakerun::track::TrackerOptions to;
+    to.experiment_name = "restarts";
+    tracker.emplace(flags.mlruns, to);
+    run = tracker->StartRun();
+  }
+
   lakerun::train::TrainerOptions o;
   o.max_epochs = flags.epochs;
   o.seed = 41;
   o.default_root_dir = flags.ckpt_dir;
   o.progress_every_n_steps = 0;
+  o.run = &run;
+  o.log_every_n_steps = 4;
   torch::manual_seed(5);
   Mlp model(flags, rank);
   lakerun::train::Trainer trainer(o, callbacks);
@@ -192,6 +219,7 @@ int Main(int argc, char** argv) {
   fs.WriteAtomically(lakerun::JoinPath(flags.out, "weights-rank" + rank + ".bin"), WeightBytes(model));
   fs.WriteAtomically(lakerun::JoinPath(flags.out, "report-rank" + rank + ".txt"),
                      lakerun::StrCat("global_step ", trainer.global_step(), "\ntrain_calls ", model.train_calls, "\n"));
+  run.End();
   lakerun::dist::Shutdown();
   return 0;
 }

@@ -2,7 +2,8 @@
 // with weights bitwise equal to a run that was never interrupted, on one process and on two ranks under
 // `lakerun launch -n 2`; a crash in the middle of writing last.ckpt leaves the previous one to resume from (and its
 // temporary is cleaned at the next save); a damaged last.ckpt is skipped for the newest checkpoint that verifies;
-// a damaged page of the table fails the rank that reads it and stops the job.
+// a damaged page of the table fails the rank that reads it and stops the job; jobs under `lakerun launch
+// --max-restarts 2` whose rank 0 is SIGKILLed at random moments resume by themselves, bitwise, into one MLflow run.
 //
 // The program (resume_program.cc) reads a Parquet table this test writes through lakerun::data::Loader, so the
 // loader's position is part of what resumes. The kill lands mid-epoch: the program pauses inside the first
@@ -12,6 +13,12 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <random>
+#include <set>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -20,10 +27,13 @@
 #include <vector>
 
 #include "lakerun_testing/child_process.h"
+#include "lakerun/base/error.h"
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/file_reader.h"
 #include "lakerun/format/parquet/schema.h"
 #include "lakerun/format/parquet/writer.h"
+#include "lakerun/track/store.h"
+#include "lakerun/track/tracker.h"
 #include "lakerun_testing/matchers.h"
 #include "lakerun_testing/temp_dir.h"
 
@@ -81,6 +91,14 @@ std::string ReadOr(const std::string& path, const std::string& fallback = "") {
   return LocalFileSystem().Exists(path) ? LocalFileSystem().ReadFile(path) : fallback;
 }
 
+// Whether `pid` is a live train_resume_program (not a pid reused since). /proc files report size 0, so the command
+// line is read as a stream.
+bool IsResumeProgram(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return Alive(pid) && cmdline.find("train_resume_program") != std::string::npos;
+}
+
 // "key value" lines of a report file.
 int64_t ReportValue(const std::string& report, const std::string& key) {
   std::istringstream in(report);
@@ -102,10 +120,7 @@ class TrainResumeTest : public ::testing::Test {
       for (int rank = 0; rank < 2; ++rank) {
         const std::string pid_file = JoinPath(out, "pid-rank" + std::to_string(rank));
         const pid_t pid = static_cast<pid_t>(std::atoll(ReadOr(pid_file, "0").c_str()));
-        if (Alive(pid) && ReadOr("/proc/" + std::to_string(pid) + "/cmdline").find("train_resume_program") !=
-                              std::string::npos) {
-          ::kill(pid, SIGKILL);
-        }
+        if (IsResumeProgram(pid)) ::kill(pid, SIGKILL);
       }
     }
     children_.clear();  // SIGKILLs the groups still running
@@ -130,7 +145,11 @@ class TrainResumeTest : public ::testing::Test {
                                          "--"};
       argv.insert(argv.begin(), launch.begin(), launch.end());
     }
-    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log"), testing::ChildOptions{.append_log = true}));
+    testing::ChildOptions appending;
+    appending.append_log = true;
+    // A SIGKILLed launcher cannot remove its temporary directory: it goes in the test's own.
+    appending.set_env["TMPDIR"] = dir_.path();
+    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log"), appending));
     return *children_.back();
   }
 
@@ -287,6 +306,133 @@ TEST_F(TrainResumeTest, ADamagedLastCkptIsSkippedForTheNewestCheckpointThatVerif
   const std::string log = ReadOr(dir_.Join("resumed.log"));
   EXPECT_THAT(log, ::testing::HasSubstr("skipping " + last + ": checkpoint " + last + " is damaged"));
   EXPECT_THAT(log, ::testing::HasSubstr("resuming from " + dir_.Join("ckpt/steps/epoch=2-step=32.ckpt")));
+}
+
+// Jobs under `lakerun launch -n 2 --max-restarts 2`, without --resume, whose rank 0 this test SIGKILLs twice at
+// random (seeded) moments. Each restarted attempt resumes by itself from the newest checkpoint (or starts fresh when
+// there is none yet) and continues the job's MLflow run: every job ends with the uninterrupted run's weights bit for
+// bit, the same checkpoint files (no -v1 copy, no temporary), and exactly one run, FINISHED, whose
+// lakerun.restart_count tag and restart_count metric count the restarts. LAKERUN_RESTART_JOBS sets the number of
+// jobs (default kRestartJobs).
+constexpr int kRestartJobs = 5;
+constexpr uint32_t kRestartSeed = 20240611;
+constexpr int64_t kStepMs = 40;         // 24 steps per rank: the fit trains for about 1 s per attempt
+constexpr int64_t kLatestKillMs = 1000; // after rank 0's pid appears: from start-up (rendezvous) to the fit's end
+
+// The checkpoint files under `dir` ("epochs/..." and "steps/...").
+std::set<std::string> CheckpointFiles(const std::string& dir) {
+  std::set<std::string> out;
+  for (const char* sub : {"epochs", "steps"}) {
+    const std::string path = JoinPath(dir, sub);
+    if (!LocalFileSystem().Exists(path)) continue;
+    for (const auto& f : LocalFileSystem().List(path)) out.insert(StrCat(sub, "/", f.name));
+  }
+  return out;
+}
+
+// Waits (bounded) for `out`/pid-rank0 to name a live train_resume_program other than `previous`; 0 when the job
+// ended first or time ran out.
+pid_t WaitForRankZero(Child& job, const std::string& out, pid_t previous, milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline && !job.Ended()) {
+    const pid_t pid = static_cast<pid_t>(std::atoll(ReadOr(JoinPath(out, "pid-rank0"), "0").c_str()));
+    if (pid > 0 && pid != previous && Alive(pid)) return pid;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return 0;
+}
+
+// SIGKILLs `pid` if it still is a train_resume_program; true when it was.
+bool KillRank(pid_t pid) { return IsResumeProgram(pid) && ::kill(pid, SIGKILL) == 0; }
+
+TEST_F(TrainResumeTest, RestartedJobsResumeByThemselvesIntoOneRunEach) {
+  const int ranks = 2;
+  const int64_t steps = kEpochs * (kRows / 16 / ranks);
+  const char* jobs_env = std::getenv("LAKERUN_RESTART_JOBS");
+  const int jobs = jobs_env != nullptr ? std::atoi(jobs_env) : kRestartJobs;
+  RunToEnd(ranks, "straight", "straight_ckpt");
+  const std::set<std::string> straight_files = CheckpointFiles(dir_.Join("straight_ckpt"));
+  ASSERT_FALSE(straight_files.empty());
+  const std::string mlruns = dir_.Join("mlruns");
+  std::mt19937 rng(kRestartSeed);
+  int total_kills = 0, total_restarts = 0, resumed = 0, fresh = 0, cleared = 0;
+  const auto started = std::chrono::steady_clock::now();
+  for (int j = 0; j < jobs; ++j) {
+    const std::string name = "job" + std::to_string(j), job_id = StrCat("restart-test-", kRestartSeed, "-", j);
+    SCOPED_TRACE(name);
+    std::vector<std::string> argv = ProgramArgs(name, name + "_ckpt", {"--mlruns", mlruns, "--step-ms",
+                                                                        std::to_string(kStepMs)});
+    const std::vector<std::string> launch = {LAKERUN_CLI, "launch", "-n", std::to_string(ranks), "--max-restarts",
+                                             "2", "--timeout", "150", "--run-id", job_id, "--"};
+    argv.insert(argv.begin(), launch.begin(), launch.end());
+    children_.push_back(std::make_unique<Child>(argv, dir_.Join(name + ".log")));
+    Child& job = *children_.back();
+    int kills = 0;
+    pid_t previous = 0;
+    for (int k = 0; k < 2; ++k) {
+      const pid_t pid = WaitForRankZero(job, dir_.Join(name), previous, kRunTimeout);
+      if (pid == 0) break;  // the job ended
+      std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int64_t>(0, kLatestKillMs)(rng)));
+      if (KillRank(pid)) ++kills;
+      previous = pid;
+    }
+    total_kills += kills;
+    const Exit e = job.Wait(kRunTimeout);
+    const std::string log = ReadOr(dir_.Join(name + ".log"));
+    ASSERT_TRUE(e.finished && e.signal == 0 && e.exit_code == 0) << e.Describe() << " after " << kills
+                                                                  << " kills\n" << log;
+    // Each kill restarts the job, unless it met a rank 0 already on its way out: the launcher's count is the truth.
+    int restarts = 0;
+    for (size_t at = log.find("[lakerun] restarting"); at != std::string::npos;
+         at = log.find("[lakerun] restarting", at + 1)) {
+      ++restarts;
+    }
+    EXPECT_LE(restarts, kills);
+    total_restarts += restarts;
+    auto count = [&log](const std::string& what) {
+      int n = 0;
+      for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+      return n;
+    };
+    resumed += count(") resumes from ");
+    fresh += count(") starts fresh: ");
+    cleared += count("Trainer: removing ");
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(ReportValue(Report(name, r), "global_step"), steps) << "rank " << r;
+      EXPECT_TRUE(Weights(name, r) == Weights("straight", r))
+          << "rank " << r << ": weights differ from the uninterrupted run's after " << kills << " kills\n" << log;
+    }
+    // The same checkpoint files as the uninterrupted run: no -v1 copy, no stray top-k file, no temporary.
+    EXPECT_EQ(CheckpointFiles(dir_.Join(name + "_ckpt")), straight_files) << kills << " kills\n" << log;
+
+    const std::unique_ptr<track::Store> store = track::OpenStore(mlruns);
+    const std::optional<track::Experiment> experiment = store->GetExperimentByName("restarts");
+    ASSERT_TRUE(experiment.has_value());
+    const auto runs = store->SearchRunsByTag(experiment->experiment_id, track::kJobIdTag, job_id);
+    ASSERT_EQ(runs.size(), 1u) << "runs of job " << job_id << " after " << kills << " kills\n" << log;
+    EXPECT_EQ(store->SearchRuns({experiment->experiment_id}).size(), static_cast<size_t>(j + 1));
+    const track::RunRecord& run = runs[0];
+    EXPECT_EQ(run.info.status, track::RunStatus::kFinished);
+    EXPECT_EQ(run.tags.at(track::kRestartCountTag), std::to_string(restarts));
+    // One point per attempt after a restart that reached its fit, at the step it resumed from.
+    const auto points = store->GetMetricHistory(run.info.run_id, "restart_count");  // train::kRestartCountMetric
+    if (restarts > 0) {
+      ASSERT_FALSE(points.empty());
+      EXPECT_EQ(points.back().value, restarts);
+      for (size_t i = 1; i < points.size(); ++i) {
+        EXPECT_LT(points[i - 1].value, points[i].value);
+        EXPECT_LE(points[i - 1].step, points[i].step);
+      }
+    } else {
+      EXPECT_TRUE(points.empty());
+    }
+    EXPECT_FALSE(store->GetMetricHistory(run.info.run_id, "train_loss").empty());
+  }
+  std::cout << "[ restarts ] " << jobs << " jobs, " << total_kills << " SIGKILLs of rank 0, " << total_restarts
+            << " restarts: " << resumed << " attempts resumed, " << fresh << " started fresh, " << cleared
+            << " files of failed attempts removed; in "
+            << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count()
+            << " ms\n";
 }
 
 // A flipped byte in a page of the table: the rank that reads it fails with the page named, and the job stops

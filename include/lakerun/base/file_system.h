@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lakerun {
@@ -31,6 +32,10 @@ class RandomAccessFile {
   std::string ReadAt(uint64_t offset, size_t n) const;
   /// Reads the whole file.
   std::string ReadAll() const { return ReadAt(0, static_cast<size_t>(Size())); }
+  /// A hint that these (offset, length) ranges will be read soon, as a row group's column chunks are. A remote file
+  /// fetches them at once (neighbours coalesced, several requests in flight) and serves the ReadAt calls that follow
+  /// from memory; a local file ignores it. Ranges past the end of the file are ignored here and fail in ReadAt.
+  virtual void WillRead(const std::vector<std::pair<uint64_t, size_t>>& ranges) const { (void)ranges; }
   const std::string& path() const { return path_; }
 
  protected:
@@ -70,6 +75,13 @@ class FileSystem {
   virtual ~FileSystem() = default;
 
   virtual std::unique_ptr<RandomAccessFile> OpenForRead(const std::string& path) = 0;
+  /// OpenForRead of a file whose size the caller already knows (from a listing or a Delta log): a file system that
+  /// would have to ask for it (an object store's HEAD or tail GET) opens without a request. `size` must be the
+  /// file's current size; the default ignores it.
+  virtual std::unique_ptr<RandomAccessFile> OpenForReadOfSize(const std::string& path, uint64_t size) {
+    (void)size;
+    return OpenForRead(path);
+  }
   /// Creates or truncates `path`.
   virtual std::unique_ptr<WritableFile> OpenForWrite(const std::string& path) = 0;
   /// Opens `path` for appending, creating it if missing.
@@ -93,9 +105,13 @@ class FileSystem {
   virtual void Rename(const std::string& from, const std::string& to) = 0;
 
   /// Writes `contents` to `path` atomically: temp file beside it, fsync, rename. Readers see the old or the new
-  /// file, never a torn one, even if the process dies part-way.
-  void WriteAtomically(const std::string& path, std::string_view contents);
+  /// file, never a torn one, even if the process dies part-way. Object stores override it with one PUT, which is
+  /// atomic there.
+  virtual void WriteAtomically(const std::string& path, std::string_view contents);
   std::string ReadFile(const std::string& path);
+  /// The path on the local disk that `path` names, when it names one (a file a reader may memory-map); std::nullopt
+  /// for memory, remote and other non-local files.
+  virtual std::optional<std::string> LocalPath(const std::string& path) { (void)path; return std::nullopt; }
 };
 
 /// The process's local (POSIX) file system.

@@ -20,6 +20,7 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/data/row_source.h"
 #include "lakerun/data/table_source.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::data {
 
@@ -46,12 +47,12 @@ struct ConvertedDataset {
 /// unless cache_dir/<key> already holds a complete conversion. The entry appears atomically (written beside it,
 /// then renamed), so a crash leaves no half-written entry that a later run would reuse.
 ConvertedDataset Convert(const RowSource& source, const std::string& fingerprint, const ConverterOptions& options,
-                         FileSystem& fs = LocalFileSystem());
+                         FileSystem& fs = UriFileSystem());
 
 /// OpenTable + Convert; the fingerprint covers the data files (paths, sizes, modification times), the Delta
 /// version, the projection and the filters.
 ConvertedDataset ConvertTable(const std::string& table_path, const TableOptions& table,
-                              const ConverterOptions& options, FileSystem& fs = LocalFileSystem());
+                              const ConverterOptions& options, FileSystem& fs = UriFileSystem());
 
 /// Files that are not tables yet: read as `lakerun table import` reads them (lakerun::importer).
 enum class FileSourceKind {
@@ -71,10 +72,10 @@ struct FileSource {
 /// does. The key hashes the kind, the path, every input file's name, size and modification time, and the options.
 /// Throws what the importer throws for bad input (CorruptDataError naming the file and the line or record).
 ConvertedDataset ConvertFiles(const FileSource& source, const ConverterOptions& options,
-                              FileSystem& fs = LocalFileSystem());
+                              FileSystem& fs = UriFileSystem());
 
 /// Removes the entry `key` of cache_dir, or every entry when `key` is empty.
 void ClearConverterCache(const std::string& cache_dir, const std::string& key = "",
-                         FileSystem& fs = LocalFileSystem());
+                         FileSystem& fs = UriFileSystem());
 
 }  // namespace lakerun::data

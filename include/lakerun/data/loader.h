@@ -1,10 +1,12 @@
 // The training loader: a table (RowSource) to batches of at::Tensor on one rank.
 //
-//   auto source = lakerun::data::OpenParquet("/data/fashion_mnist", {.columns = {"image", "label"}});
+//   lakerun::data::TableOptions table;
+//   table.columns = {"image", "label"};
+//   auto source = lakerun::data::OpenTable("/data/fashion_mnist", table);
 //   lakerun::data::LoaderOptions opts;
 //   opts.batch_size = 100;
 //   opts.rank = rank;  opts.world_size = world_size;     // two integers; data never talks to dist
-//   lakerun::data::Loader loader(source, opts);
+//   lakerun::data::Loader loader(source, opts);           // (under a Trainer, leave them unset: it shards)
 //   for (uint64_t epoch = 0; epoch < 10; ++epoch) {
 //     loader.SetEpoch(epoch);
 //     while (auto batch = loader.Next()) Train(batch->at("image"), batch->at("label"));
@@ -72,9 +74,12 @@ using BatchTransform = std::function<void(Batch&)>;
 
 struct LoaderOptions {
   int64_t batch_size = 32;
-  /// This process's place among the ranks (from lakerun::dist, torchrun's RANK / WORLD_SIZE, ...).
-  int64_t rank = 0;
-  int64_t world_size = 1;
+  /// This process's place among the ranks (from lakerun::dist, torchrun's RANK / WORLD_SIZE, ...). Unset (the
+  /// default): the place a lakerun::train::Trainer gives the loader before its first batch (Loader::AdoptRank), so
+  /// under a Trainer of N ranks each rank reads its own 1/N of the samples; a loader no Trainer runs reads them all
+  /// (rank 0 of 1). Set both, or neither; world_size = 1 set explicitly reads every sample on every rank.
+  std::optional<int64_t> rank{};
+  std::optional<int64_t> world_size{};
   RemainderPolicy remainder = RemainderPolicy::kPad;
   /// Drop each rank's last partial batch (the same on every rank, so batch counts stay equal).
   bool drop_last = false;
@@ -124,13 +129,28 @@ struct LoaderOptions {
 
 class UnitLookahead;  // unit_lookahead.h
 
+/// Movable: a moved-from Loader may only be destroyed or assigned to. Not thread-safe: one consumer thread.
 class Loader {
  public:
-  /// Plans epoch 0. Throws InvalidArgument / ConfigError (naming the option and the rank) for bad options.
+  /// Plans epoch 0. Throws ConfigError naming the option (and the rank) for bad options, InvalidArgument for a null
+  /// source or options naming columns the source lacks.
   Loader(std::shared_ptr<const RowSource> source, LoaderOptions options);
   ~Loader();
+  Loader(Loader&&) noexcept;
+  /// Stops the decoding of the loader assigned to (its queued batches are dropped) before taking `other`'s place.
+  Loader& operator=(Loader&&) noexcept;
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
+
+  /// This loader's place among the ranks: LoaderOptions' when given, else the one AdoptRank() took, else 0 of 1.
+  int64_t rank() const { return *options_.rank; }
+  int64_t world_size() const { return *options_.world_size; }
+  /// Whether LoaderOptions gave rank and world_size (AdoptRank() then leaves them).
+  bool rank_given() const { return rank_given_; }
+  /// Takes `rank` of `world_size` when LoaderOptions left them unset, and plans the current epoch again from its
+  /// start (in-flight batches are dropped); what a Trainer of several ranks does before its loops. Returns false and
+  /// changes nothing when LoaderOptions gave them. Throws ConfigError for a rank outside [0, world_size).
+  bool AdoptRank(int64_t rank, int64_t world_size);
 
   /// Starts `epoch` from its beginning, discarding prefetched batches.
   void SetEpoch(uint64_t epoch);
@@ -163,7 +183,8 @@ class Loader {
   void SizeWindow(const Batch& batch);  // sets window_ from a returned batch's bytes
   std::string RankPrefix() const;
 
-  LoaderOptions options_;
+  LoaderOptions options_;  // rank and world_size always set (resolved by the constructor or AdoptRank)
+  bool rank_given_ = false;
   uint64_t num_rows_ = 0;
   LoaderState state_;
   std::unique_ptr<EpochPlan> plan_;

@@ -117,12 +117,19 @@ class RowSource {
   virtual uint64_t unit_start(size_t unit) const = 0;
   /// Decodes unit i. Thread-safe. Throws a lakerun::Error naming the file (and row group, column) on bad data.
   virtual std::shared_ptr<const UnitData> ReadUnit(size_t unit) const = 0;
+  /// A hint that these units will be read soon, most urgent first: a source on remote storage starts fetching their
+  /// bytes (neighbouring units of one file in one request) so that ReadUnit finds them arriving. Returns at once;
+  /// thread-safe; the default does nothing.
+  virtual void Prefetch(const std::vector<size_t>& units) const { (void)units; }
   /// ReadUnit for consumers that accept more layouts (the loader's cache); the default ignores the options.
   virtual std::shared_ptr<const UnitData> ReadUnitWith(size_t unit, const UnitReadOptions& options) const {
     return ReadUnit(unit);
   }
   /// Names unit i for messages, e.g. "part-0.parquet row group 3".
   virtual std::string DescribeUnit(size_t unit) const = 0;
+  /// Names the whole source for messages: the table's path (a Delta table's with its version), or a memory source's
+  /// name; empty when unknown.
+  virtual std::string Describe() const { return ""; }
   /// Estimated decoded bytes of unit i (from metadata, without reading); 0 when unknown. Used to check the loader's
   /// cache budget against the shuffle's working set.
   virtual uint64_t UnitBytesHint(size_t unit) const { return 0; }
@@ -157,6 +164,7 @@ class MemoryRowSource final : public RowSource {
   uint64_t unit_start(size_t unit) const override;
   std::shared_ptr<const UnitData> ReadUnit(size_t unit) const override;
   std::string DescribeUnit(size_t unit) const override;
+  std::string Describe() const override { return name_; }
   uint64_t UnitBytesHint(size_t unit) const override;
 
   /// Makes ReadUnit(unit) throw CorruptDataError (for tests of the error path).

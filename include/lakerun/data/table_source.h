@@ -25,6 +25,7 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/data/row_source.h"
 #include "lakerun/format/filter.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::data {
 
@@ -75,7 +76,7 @@ struct TableOptions {
   std::optional<int64_t> delta_timestamp_ms{};
   /// This process's rank, only to name it in error messages (-1: not named).
   int64_t rank = -1;
-  /// Map the Parquet files of LocalFileSystem() into memory and decode column chunks straight from the mapping,
+  /// Map local Parquet files (FileSystem::LocalPath) into memory and decode column chunks straight from the mapping,
   /// instead of reading (copying) every chunk into a buffer first: about a fifth less decoding time on the
   /// Fashion-MNIST table. The mapped pages are page cache: they count in the process's RSS once read, and the
   /// system reclaims them like any cached file. A file that shrinks while the source is open makes a later read of
@@ -112,6 +113,6 @@ struct TableOptions {
 /// CorruptDataError naming the file, and InvalidArgument / NotImplemented naming the column (unknown column,
 /// nested lists of strings, inner lists of unequal length, files that disagree).
 std::shared_ptr<RowSource> OpenTable(const std::string& path, const TableOptions& options = {},
-                                     FileSystem& fs = LocalFileSystem());
+                                     FileSystem& fs = UriFileSystem());
 
 }  // namespace lakerun::data

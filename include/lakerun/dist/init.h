@@ -3,7 +3,8 @@
 //   lakerun::dist::Context& ctx = lakerun::dist::Init();          // reads the environment once
 //   if (ctx.rank() == 0) ...;  model->to(ctx.device());
 //
-// Init() detects the engine from the environment, in this order (docs/dist.md has every variable):
+// Init() detects the engine from the environment, in this order (docs/dist.md has every variable; the detection is
+// lakerun::DetectRankEnvironment, lakerun/base/rank_environment.h, shared with tracking):
 //   1. lakerun's launcher (LAKERUN_LAUNCHER=1)   2. torchrun / plain env (RANK + WORLD_SIZE)
 //   3. Open MPI (OMPI_COMM_WORLD_*)              4. MPICH / Intel MPI (PMI_RANK + PMI_SIZE)
 //   5. a Slurm job step (SLURM_PROCID with SLURM_STEP_ID, not the batch step)
@@ -19,19 +20,31 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+
+#include "lakerun/base/rank_environment.h"
 
 namespace lakerun::dist {
 
-/// Who started this process (decides where rank, world size and the rendezvous address come from).
-enum class Launcher { kNone, kLakerun, kTorchrun, kOpenMpi, kPmi, kSlurm };
+/// Who started this process (decides where rank, world size and the rendezvous address come from); detected by
+/// lakerun::DetectRankEnvironment (lakerun/base/rank_environment.h), which tracking uses too.
+using Launcher = ::lakerun::Launcher;
 /// "none", "lakerun", "torchrun", "openmpi", "pmi", "slurm".
-const char* LauncherName(Launcher launcher);
+using ::lakerun::LauncherName;
+
+/// The process group's backend: kAuto (NCCL when CUDA is available and compiled in, else Gloo), kGloo, kNccl; a
+/// job of one process has none (kNone). Spelled "auto", "gloo", "nccl", "none", as torch.distributed does.
+enum class Backend { kAuto, kGloo, kNccl, kNone };
+const char* ToString(Backend backend);
+/// Reads "auto", "gloo" or "nccl" (from a flag, a variable, a config string). Throws ConfigError naming `what`,
+/// listing the choices.
+Backend ParseBackend(std::string_view what, std::string_view text);
 
 struct InitOptions {
   /// Bounds connecting to the store, waiting for peers and every collective.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  /// "auto" (NCCL when CUDA is available and compiled in, else Gloo), "gloo" or "nccl".
-  std::string backend = "auto";
+  /// kAuto, kGloo or kNccl (kNone is not a request).
+  Backend backend = Backend::kAuto;
   /// Gloo's network device when GLOO_SOCKET_IFNAME is not set: an interface name ("eth0") or a local IP address.
   /// Empty: the local address that routes to MASTER_ADDR.
   std::string gloo_interface;
@@ -66,8 +79,8 @@ class Context {
   int local_rank() const;
   int local_world_size() const;
   Launcher launcher() const;
-  /// "gloo", "nccl", or "none" at world size 1.
-  const std::string& backend() const;
+  /// kGloo or kNccl; kNone at world size 1.
+  Backend backend() const;
   /// Where this rank's tensors live: cuda:local_rank with NCCL, else cpu.
   c10::Device device() const;
   /// The timeout every collective of this context is bounded by.

@@ -5,7 +5,9 @@
 //
 //   int main(int argc, char** argv) {
 //     lakerun::launch::MaybeRunRank(argc, argv);   // a re-executed rank runs its function here and exits
-//     std::vector<std::string> results = lakerun::launch::Run({.processes = 4}, "train", args);
+//     lakerun::launch::RunOptions options;
+//     options.processes = 4;
+//     std::vector<std::string> results = lakerun::launch::Run(options, "train", args);
 //   }
 //
 // Run() re-executes the current binary (/proc/self/exe, same argv) once per rank under Launch() (launcher.h), so
@@ -81,7 +83,7 @@ class RankFunctionError : public DistError {
 /// Throws InvalidArgument (bad options, unknown function, arguments over the limit), RankFunctionError (a rank's
 /// function threw) or DistError (a rank died or was stopped without a result, naming it and its exit).
 std::vector<std::string> Run(const RunOptions& options, const std::string& function, const std::string& args = "");
-/// The same as Run, spelled as in `lakerun::launch::run({.processes = 4}, "train", args)`.
+/// An alias of Run.
 inline std::vector<std::string> run(const RunOptions& options, const std::string& function,
                                     const std::string& args = "") {
   return Run(options, function, args);

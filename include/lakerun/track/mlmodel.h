@@ -34,8 +34,23 @@ struct MLmodelSpec {
   std::string archive_path = "data/model.pt";
 };
 
-/// The MLmodel YAML, keys sorted as PyYAML writes them.
+/// The run tag listing the models logged to a run, a JSON list with one entry per model (FormatLogModelHistoryEntry),
+/// as MLflow 2.x's Model.log records it; the MLflow UI finds a run's models through it.
+inline constexpr const char* kLogModelHistoryTag = "mlflow.log-model.history";
+
+/// `spec` with an empty model_uuid (a new uuid4 hex) and utc_time_created (now) filled in, so that the MLmodel file
+/// and the run's log-model history can name the same model.
+MLmodelSpec ResolveMLmodelSpec(MLmodelSpec spec);
+
+/// The MLmodel YAML, keys sorted as PyYAML writes them. An empty model_uuid or utc_time_created is made up
+/// (ResolveMLmodelSpec).
 std::string FormatMLmodel(const MLmodelSpec& spec);
+
+/// One entry of kLogModelHistoryTag, exactly as MLflow writes json.dumps(Model.get_tags_dict()): the keys run_id,
+/// artifact_path, utc_time_created, model_uuid in that order, then flavors, each as in the MLmodel file but without
+/// its "config"; separators ", " and ": ", non-ASCII characters escaped (\uXXXX). InvalidArgument unless the spec's
+/// model_uuid and utc_time_created are set (ResolveMLmodelSpec): the entry must name the model MLmodel describes.
+std::string FormatLogModelHistoryEntry(const MLmodelSpec& spec);
 
 /// Writes MLmodel, conda.yaml, python_env.yaml, requirements.txt (and data/pickle_module_info.txt for TorchScript)
 /// into `dir`, creating it. The data files are the caller's.

@@ -97,6 +97,10 @@ class Store {
   virtual RunRecord GetRun(const std::string& run_id) = 0;
   /// Active runs of the given experiments, newest first.
   virtual std::vector<RunRecord> SearchRuns(const std::vector<std::string>& experiment_ids) = 0;
+  /// Active runs of `experiment_id` whose tag `key` has the value `value`, newest first (MLflow's filter
+  /// tags.`key` = 'value'). Reads only the matching runs in full.
+  virtual std::vector<RunRecord> SearchRunsByTag(const std::string& experiment_id, const std::string& key,
+                                                 const std::string& value) = 0;
 
   /// Stores metrics (appended to their histories), params (immutable: a different value for an existing key is
   /// InvalidArgument naming the key and both values) and tags (overwritten). Any number of each: implementations
@@ -113,6 +117,21 @@ class Store {
                            const std::string& artifact_path) = 0;
   /// Direct children of `path` ("" = root) under the run's artifact root.
   virtual std::vector<ArtifactEntry> ListArtifacts(const std::string& run_id, const std::string& path) = 0;
+  /// Appends `model_json`, one entry of the run's mlflow.log-model.history tag (mlmodel.h: FormatLogModelHistoryEntry),
+  /// to that tag, as MLflow's record_logged_model does: the file store rewrites the tag's JSON list with the entry at
+  /// its end; the REST store calls runs/log-model, whose server appends it. InvalidArgument when the entry lacks a
+  /// field MLflow requires (run_id, artifact_path, utc_time_created, flavors) or the run is deleted; CorruptDataError
+  /// when the tag holds something other than a JSON list.
+  virtual void RecordLoggedModel(const std::string& run_id, const std::string& model_json) = 0;
+  /// MLflow 3's logged model: creates a LoggedModel named `name` from run `run_id`, uploads the model directory
+  /// `local_dir` to its own artifact location, marks it READY and records it as the run's output at `step`. Returns
+  /// its model id; std::nullopt where the store has no logged models (the file store, an MLflow 2 server), for which
+  /// the run's artifacts and its mlflow.log-model.history tag are the whole record.
+  virtual std::optional<std::string> LogLoggedModel(const std::string& run_id, const std::string& name,
+                                                    const std::string& local_dir, int64_t step) {
+    (void)run_id, (void)name, (void)local_dir, (void)step;
+    return std::nullopt;
+  }
 
   /// Returns the registered model, creating it if missing.
   virtual RegisteredModel GetOrCreateRegisteredModel(const std::string& name) = 0;

@@ -15,13 +15,23 @@
 #include <optional>
 #include <string>
 
-#include <torch/csrc/api/include/torch/nn/module.h>
-#include <torch/csrc/jit/api/module.h>
-#include <torch/serialize/output-archive.h>
-
 #include "lakerun/track/run.h"
 #include "lakerun/track/tracker.h"
 #include "lakerun/track/types.h"
+
+// Declared, not included: the callers hold these types already, and torch's internal headers stay out of lakerun's
+// public ones.
+namespace torch {
+namespace nn {
+class Module;
+}  // namespace nn
+namespace jit {
+struct Module;
+}  // namespace jit
+namespace serialize {
+class OutputArchive;
+}  // namespace serialize
+}  // namespace torch
 
 namespace lakerun::track {
 

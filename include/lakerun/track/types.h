@@ -60,7 +60,8 @@ struct RunInfo {
   int64_t start_time_ms = 0;
   std::optional<int64_t> end_time_ms;  ///< absent while the run is running
   std::string artifact_uri;
-  std::string lifecycle_stage = "active";
+  std::string lifecycle_stage = "active";  ///< "deleted" once deleted (mlflow runs delete, or with its experiment)
+  std::optional<int64_t> deleted_time_ms;  ///< when it was deleted, where the store records it (file store)
 };
 
 /// A run with its data: params, tags and the latest value of each metric.

@@ -1,6 +1,8 @@
 // Callbacks: what the Trainer tells them, how they keep state across checkpoints, how ranks agree on decisions.
 //
-//   lakerun::train::EarlyStopping stop({.monitor = "val_loss", .min_delta = 0.01, .patience = 10});
+//   lakerun::train::EarlyStoppingOptions es;
+//   es.monitor = "val_loss";  es.min_delta = 0.01;  es.patience = 10;
+//   lakerun::train::EarlyStopping stop(es);
 //   TrainerState state;  state.callback_metrics["val_loss"] = 0.79f;
 //   stop.OnValidationEnd(state);  if (state.should_stop) ...
 //
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "lakerun/base/file_system.h"
+#include "lakerun/train/enums.h"
 
 namespace lakerun::dist {
 class Context;
@@ -86,11 +89,9 @@ std::unique_ptr<RankSync> NewDistRankSync(dist::Context& ctx);
 
 struct LRSchedulerConfig;
 
-/// What the Trainer is doing; which entry point is running.
-enum class TrainerFn { kFitting, kValidating, kTesting };
-
 /// The Trainer's view given to callbacks. Callbacks read it and may set should_stop.
 struct TrainerState {
+  /// Which entry point is running (enums.h).
   TrainerFn fn = TrainerFn::kFitting;
   bool sanity_checking = false;
   /// fast_dev_run batches (0: off). Checkpointing and early stopping are disabled when set.
@@ -108,11 +109,16 @@ struct TrainerState {
   MetricMap callback_metrics;
   bool should_stop = false;
   std::string default_root_dir = ".";
-  /// The checkpoint this run resumed from ("" if none); never deleted by ModelCheckpoint.
+  /// The checkpoint this run resumed from ("" if none); never deleted by ModelCheckpoint, unless the fit resumed by
+  /// itself after a restart.
   std::string ckpt_path;
+  /// The fit resumed from the newest checkpoint because `lakerun launch` restarted the job (Trainer::Fit with
+  /// ckpt_path "" or "last"): the checkpoints it resumed among are the job's own, so ModelCheckpoint prunes ckpt_path
+  /// like any other file.
+  bool resumed_after_restart = false;
   /// Rank agreement; nullptr means a single process.
   RankSync* sync = nullptr;
-  /// Where checkpoints go; nullptr means LocalFileSystem().
+  /// Where checkpoints go; nullptr means UriFileSystem() (local paths and object-store URIs).
   FileSystem* fs = nullptr;
   /// The bytes of a checkpoint of the current training state. Called on every rank when a checkpoint is written
   /// (under a sharded strategy it gathers the optimizer state from all ranks); only rank 0's bytes are written.
@@ -143,6 +149,10 @@ class Callback {
   virtual void load_state_dict(const StateDict& state) {}
   /// Monitoring callbacks run after the module's on_train_epoch_end; checkpoint callbacks run last.
   virtual bool is_checkpoint_callback() const { return false; }
+  /// The metric this callback watches ("" for none) and the direction in which it improves. The Trainer records
+  /// a checkpoint callback's (else the first other one's) in its run's tags lakerun.monitor and lakerun.monitor_mode.
+  virtual std::string monitor() const { return ""; }
+  virtual MonitorMode mode() const { return MonitorMode::kMin; }
 
   virtual void Setup(TrainerState& state) {}
   virtual void OnTrainStart(TrainerState& state) {}

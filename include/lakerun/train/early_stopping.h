@@ -1,6 +1,11 @@
 // EarlyStopping: stop fitting when a monitored metric stops improving (PyTorch Lightning 2.6 semantics).
 //
-//   EarlyStopping stop({.monitor = "val_loss", .min_delta = 0.01, .patience = 10, .stopping_threshold = 0.55});
+//   EarlyStoppingOptions options;
+//   options.monitor = "val_loss";
+//   options.min_delta = 0.01;
+//   options.patience = 10;
+//   options.stopping_threshold = 0.55;
+//   EarlyStopping stop(options);
 //
 // Per check, first match wins (docs/trainer.md):
 //   1. check_finite and the value is NaN/Inf              -> stop (kNonFiniteMetric)
@@ -22,13 +27,13 @@ namespace lakerun::train {
 enum class StoppingReason : int { kNotStopped = 0, kStoppingThreshold = 1, kDivergenceThreshold = 2,
                                   kPatienceExhausted = 3, kNonFiniteMetric = 4 };
 
+/// Lightning's EarlyStopping arguments, in its order (C++20 designated initializers may follow Lightning's keywords).
 struct EarlyStoppingOptions {
   std::string monitor{};
   double min_delta = 0.0;
   int64_t patience = 3;
   bool verbose = false;
-  /// "min" or "max".
-  std::string mode = "min";
+  MonitorMode mode = MonitorMode::kMin;
   /// A monitor missing from the metrics is an error (listing the available keys); false: the check is skipped.
   bool strict = true;
   bool check_finite = true;
@@ -40,10 +45,12 @@ struct EarlyStoppingOptions {
 
 class EarlyStopping : public Callback {
  public:
-  /// Throws ConfigError for an empty monitor, a mode other than "min"/"max", or a negative patience.
+  /// Throws ConfigError for an empty monitor or a negative patience.
   explicit EarlyStopping(EarlyStoppingOptions options);
 
   std::string state_key() const override;
+  std::string monitor() const override { return options_.monitor; }
+  MonitorMode mode() const override { return options_.mode; }
   /// {wait_count, stopped_epoch, best_score, patience, stopping_reason, stopping_reason_message}
   StateDict state_dict() const override;
   /// Restores the state, patience included (the checkpoint's patience wins over the constructor's).

@@ -2,7 +2,9 @@
 //
 //   LoggedMetrics m;
 //   m.Log(LogHook::kTrainingStep, "loss", 0.5f, {}, /*batch_size=*/32);   // on_step by default
-//   m.Log(LogHook::kValidationStep, "val_loss", 0.7f, {.sync_dist = true}, 16);  // on_epoch by default
+//   LogOptions synced;
+//   synced.sync_dist = true;
+//   m.Log(LogHook::kValidationStep, "val_loss", 0.7f, synced, 16);     // on_epoch by default
 //   MetricMap step = m.EndStep();     // this step's values for loggers
 //   MetricMap epoch = m.EndEpoch();   // batch-size-weighted means (reduced across ranks with sync_dist)
 //   m.callback_metrics();             // the latest value of every key, what EarlyStopping/ModelCheckpoint read
@@ -27,16 +29,17 @@ enum class ReduceFx { kMean, kSum, kMax, kMin };
 /// Where log() was called from; decides the on_step / on_epoch defaults.
 enum class LogHook { kTrainingStep, kValidationStep, kTestStep, kEpochEnd };
 
+/// Lightning's self.log arguments, in its order (C++20 designated initializers may follow its keywords).
 struct LogOptions {
-  /// nullopt: the hook's default (training_step: step only; validation/test steps and epoch ends: epoch only).
-  std::optional<bool> on_step{};
-  std::optional<bool> on_epoch{};
   bool prog_bar = false;
   /// Send to loggers (false: only callback metrics and the progress bar see it).
   bool logger = true;
+  /// nullopt: the hook's default (training_step: step only; validation/test steps and epoch ends: epoch only).
+  std::optional<bool> on_step{};
+  std::optional<bool> on_epoch{};
+  ReduceFx reduce_fx = ReduceFx::kMean;
   /// Reduce across ranks (step values at once, epoch sums at epoch end).
   bool sync_dist = false;
-  ReduceFx reduce_fx = ReduceFx::kMean;
   /// nullopt: the batch size the Trainer inferred.
   std::optional<int64_t> batch_size{};
 };

@@ -2,8 +2,12 @@
 //
 //   auto sgd = std::make_shared<torch::optim::SGD>(parameters(), 0.1);
 //   Optimizers out{sgd};
-//   out.lr_schedulers.push_back({.scheduler = std::make_shared<StepLR>(sgd, StepLROptions{.step_size = 30}),
-//                                .interval = "epoch"});
+//   StepLROptions step;
+//   step.step_size = 30;
+//   LRSchedulerConfig config;
+//   config.scheduler = std::make_shared<StepLR>(sgd, step);
+//   config.interval = Interval::kEpoch;
+//   out.lr_schedulers.push_back(config);
 //   return out;                                                   // from Module::ConfigureOptimizers()
 //
 // A scheduler writes the learning rate of every param group of its optimizer. As in PyTorch, constructing one takes
@@ -94,11 +98,11 @@ class EpochLRScheduler : public LRScheduler {
   virtual std::vector<double> ComputeLrs() = 0;
 };
 
-/// Lightning's lr scheduler config (the dict `configure_optimizers` may return).
+/// Lightning's lr scheduler config (the dict `configure_optimizers` may return), keys in its order.
 struct LRSchedulerConfig {
   std::shared_ptr<LRScheduler> scheduler = nullptr;
-  /// "epoch" (at the end of each training epoch) or "step" (after each optimizer step).
-  std::string interval = "epoch";
+  /// kEpoch: at the end of each training epoch; kStep: after each optimizer step.
+  Interval interval = Interval::kEpoch;
   /// Steps the scheduler every `frequency` epochs or batches.
   int64_t frequency = 1;
   /// The callback metric a monitoring scheduler (ReduceLROnPlateau) reads; required for one.
@@ -109,8 +113,8 @@ struct LRSchedulerConfig {
   std::string name = "";
 };
 
-/// Throws ConfigError naming scheduler `index` for a null scheduler, a bad interval or frequency, or a monitoring
-/// scheduler without a monitor.
+/// Throws ConfigError naming scheduler `index` for a null scheduler, a bad frequency, or a monitoring scheduler
+/// without a monitor.
 void ValidateLRSchedulerConfig(const LRSchedulerConfig& config, size_t index);
 
 }  // namespace lakerun::train

@@ -131,8 +131,7 @@ struct OneCycleLROptions {
   int64_t epochs = 0;
   int64_t steps_per_epoch = 0;
   double pct_start = 0.3;
-  /// "cos" or "linear".
-  std::string anneal_strategy = "cos";
+  AnnealStrategy anneal_strategy = AnnealStrategy::kCos;
   /// Cycles momentum (or Adam's beta1) inversely to the lr between base_momentum and max_momentum.
   bool cycle_momentum = true;
   double base_momentum = 0.85;
@@ -143,8 +142,8 @@ struct OneCycleLROptions {
 };
 class OneCycleLR final : public EpochLRScheduler {
  public:
-  /// Throws ConfigError for non-positive step counts, pct_start outside [0, 1], an unknown anneal_strategy, or
-  /// cycle_momentum with an optimizer that has no momentum.
+  /// Throws ConfigError for non-positive step counts, pct_start outside [0, 1], or cycle_momentum with an
+  /// optimizer that has no momentum.
   OneCycleLR(OptimizerPtr optimizer, OneCycleLROptions options);
   std::string class_name() const override { return "OneCycleLR"; }
   /// Throws InvalidArgument naming total_steps when stepped past the end of the cycle (as PyTorch).
@@ -170,13 +169,11 @@ class OneCycleLR final : public EpochLRScheduler {
 };
 
 struct ReduceLROnPlateauOptions {
-  /// "min" or "max".
-  std::string mode = "min";
+  MonitorMode mode = MonitorMode::kMin;
   double factor = 0.1;
   int64_t patience = 10;
   double threshold = 1e-4;
-  /// "rel" or "abs".
-  std::string threshold_mode = "rel";
+  ThresholdMode threshold_mode = ThresholdMode::kRel;
   int64_t cooldown = 0;
   double min_lr = 0.0;
   double eps = 1e-8;
@@ -184,7 +181,7 @@ struct ReduceLROnPlateauOptions {
 /// Not an EpochLRScheduler (as in PyTorch): it takes no initial step and Step() needs the metric.
 class ReduceLROnPlateau final : public LRScheduler {
  public:
-  /// Throws ConfigError for factor >= 1, an unknown mode or threshold_mode.
+  /// Throws ConfigError for factor >= 1.
   ReduceLROnPlateau(OptimizerPtr optimizer, ReduceLROnPlateauOptions options);
   std::string class_name() const override { return "ReduceLROnPlateau"; }
   bool monitors_metric() const override { return true; }

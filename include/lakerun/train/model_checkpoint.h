@@ -1,7 +1,12 @@
 // ModelCheckpoint: save checkpoints periodically and keep the best k by a monitored metric (PyTorch Lightning 2.6).
 //
-//   ModelCheckpoint ckpt({.dirpath = "/runs/a/checkpoints", .filename = "{epoch:02d}-{val_loss:.2f}",
-//                         .monitor = "val_loss", .save_top_k = 3, .save_last = true});
+//   ModelCheckpointOptions options;
+//   options.dirpath = "/runs/a/checkpoints";
+//   options.filename = "{epoch:02d}-{val_loss:.2f}";
+//   options.monitor = "val_loss";
+//   options.save_last = true;
+//   options.save_top_k = 3;
+//   ModelCheckpoint ckpt(options);
 //   -> /runs/a/checkpoints/epoch=02-val_loss=0.32.ckpt, ..., last.ckpt
 //
 // - Template fields `{name[:spec]}` take trainer.callback_metrics plus `epoch` and `step`; a missing key formats as
@@ -13,7 +18,8 @@
 //   fitting or during the sanity check.
 // - Top-k: a score enters when fewer than k are kept or it beats the k-th (strict); all ranks must agree. NaN is
 //   stored as the worst value. The displaced k-th file is deleted (rank 0), never outside dirpath and never the
-//   checkpoint the run resumed from.
+//   checkpoint the run resumed from, unless the fit resumed by itself after a restart (TrainerState::
+//   resumed_after_restart: the directory is then the job's own).
 // - Writes are atomic (temp file, fsync, rename) and made by rank 0 only, then every rank waits at a barrier. Each
 //   file carries a digest that resume checks (docs/trainer.md, "Checkpoint integrity"); before writing, rank 0
 //   removes the temporaries (`*.ckpt.tmp.<pid>.<n>`) that crashed saves left in the directory and no live process
@@ -30,6 +36,7 @@
 
 namespace lakerun::train {
 
+/// Lightning's ModelCheckpoint arguments, in its order (C++20 designated initializers may follow its keywords).
 struct ModelCheckpointOptions {
   /// Empty: <default_root_dir>/checkpoints, resolved in Setup().
   std::string dirpath{};
@@ -42,8 +49,7 @@ struct ModelCheckpointOptions {
   bool save_last = false;
   /// -1: keep all; 0: none; k: the k best (with no monitor only -1, 0 or 1).
   int64_t save_top_k = 1;
-  /// "min" or "max".
-  std::string mode = "min";
+  MonitorMode mode = MonitorMode::kMin;
   bool auto_insert_metric_name = true;
   std::optional<int64_t> every_n_train_steps{};
   std::optional<int64_t> every_n_epochs{};
@@ -60,11 +66,13 @@ class ModelCheckpoint : public Callback {
   static constexpr const char* kExtension = ".ckpt";
   static constexpr const char* kNameLast = "last";
 
-  /// Throws ConfigError for a bad mode, save_top_k < -1, negative or combined triggers, or save_top_k > 1 without
-  /// a monitor, naming the option and value.
+  /// Throws ConfigError for save_top_k < -1, negative or combined triggers, or save_top_k > 1 without a monitor,
+  /// naming the option and value.
   explicit ModelCheckpoint(ModelCheckpointOptions options);
 
   std::string state_key() const override;
+  std::string monitor() const override { return options_.monitor; }
+  MonitorMode mode() const override { return options_.mode; }
   /// {monitor, best_model_score, best_model_path, current_score, dirpath, best_k_models, kth_best_model_path,
   ///  kth_value, last_model_path}
   StateDict state_dict() const override;

@@ -209,7 +209,7 @@ ActionSet ReadCheckpoint(FileSystem& fs, const std::string& log_dir, const Check
   for (const auto& sidecar : sidecars) {
     const std::string sidecar_context = StrCat(context, " sidecar ", sidecar.path);
     std::string decoded = UriToLocalPath(PercentDecode(sidecar.path, sidecar_context), sidecar_context);
-    if (decoded.empty() || decoded.front() != '/') decoded = JoinPath(JoinPath(log_dir, "_sidecars"), decoded);
+    if (!IsAbsolutePath(decoded)) decoded = JoinPath(JoinPath(log_dir, "_sidecars"), decoded);
     ActionSet part;
     ReadParquetActions(fs, decoded, &part, context);
     LAKERUN_CHECK_AS(CorruptDataError, !part.protocol && !part.metadata && part.txns.empty(), sidecar_context,

@@ -32,6 +32,18 @@ AddFile FakeAdd(int i) {
   return a;
 }
 
+CheckpointOptions Parts(int parts) {
+  CheckpointOptions options;
+  options.parts = parts;
+  return options;
+}
+
+CreateTableOptions PartitionedByPart() {
+  CreateTableOptions options;
+  options.partition_columns = {"part"};
+  return options;
+}
+
 // Builds a table with `commits` commits after creation: adds, some removes, a txn.
 DeltaTable BuildTable(const std::string& path, int commits, Protocol protocol = {}, int interval = 0) {
   CreateTableOptions options;
@@ -113,7 +125,7 @@ TEST(DeltaCheckpointTest, EveryTenCommitsAndLaterCommitsEqualFullReplay) {
 TEST(DeltaCheckpointTest, MultiPartCheckpointAndIncompleteSetIgnored) {
   lakerun::testing::TempDir dir;
   DeltaTable table = BuildTable(dir.path(), 12);
-  WriteCheckpoint(table, table.AtVersion(9), {.parts = 3});
+  WriteCheckpoint(table, table.AtVersion(9), Parts(3));
   internal::LogListing listing = internal::ListLog(LocalFileSystem(), table.log_path());
   ASSERT_EQ(listing.checkpoints.count(9), 1u);
   EXPECT_EQ(listing.checkpoints.at(9).front().paths.size(), 3u);
@@ -132,7 +144,7 @@ TEST(DeltaCheckpointTest, MultiPartCheckpointAndIncompleteSetIgnored) {
 // Checkpoints whose row groups hold far more actions than one read batch: every action must come back.
 TEST(DeltaCheckpointTest, LargeCheckpointsKeepEveryAction) {
   lakerun::testing::TempDir dir;
-  DeltaTable table = CreateTable(dir.path(), Schema(), {.partition_columns = {"part"}});
+  DeltaTable table = CreateTable(dir.path(), Schema(), PartitionedByPart());
   ActionSet actions;
   for (int i = 1; i <= 10000; ++i) actions.adds.push_back(FakeAdd(i));
   Commit(table, actions);
@@ -147,7 +159,7 @@ TEST(DeltaCheckpointTest, LargeCheckpointsKeepEveryAction) {
   EXPECT_EQ(classic.checkpoint_version, 2);
   ExpectSameState(classic, replayed);
   LocalFileSystem().Remove(dir.Join("_delta_log/00000000000000000002.checkpoint.parquet"));
-  WriteCheckpoint(table, replayed, {.parts = 3});
+  WriteCheckpoint(table, replayed, Parts(3));
   Snapshot multi_part = table.Latest();
   EXPECT_EQ(multi_part.checkpoint_version, 2);
   ExpectSameState(multi_part, replayed);
@@ -157,7 +169,7 @@ TEST(DeltaCheckpointTest, LargeCheckpointsKeepEveryAction) {
 // removes with and without extended file metadata.
 TEST(DeltaCheckpointTest, FileActionFieldsRoundTrip) {
   lakerun::testing::TempDir dir;
-  DeltaTable table = CreateTable(dir.path(), Schema(), {.partition_columns = {"part"}});
+  DeltaTable table = CreateTable(dir.path(), Schema(), PartitionedByPart());
   ActionSet actions;
   AddFile with_dv = FakeAdd(1);
   with_dv.deletion_vector = DeletionVectorDescriptor{'u', "ab^-aqEH.-t@S}K{vb[*k^", 4, 40, 6};
@@ -177,7 +189,7 @@ TEST(DeltaCheckpointTest, FileActionFieldsRoundTrip) {
   removes.removes.push_back(bare);
   Commit(table, removes);
   const Snapshot replayed = table.Latest();
-  WriteCheckpoint(table, replayed, {.parts = 2});
+  WriteCheckpoint(table, replayed, Parts(2));
   const Snapshot s = table.Latest();
   ASSERT_EQ(s.checkpoint_version, 2);
   ExpectSameState(s, replayed);
@@ -218,12 +230,14 @@ TEST(DeltaCheckpointTest, V2CheckpointWithSidecar) {
   v2.reader_features = std::vector<std::string>{"v2Checkpoint"};
   v2.writer_features = std::vector<std::string>{"v2Checkpoint"};
   DeltaTable table = BuildTable(dir.path(), 8, v2);
-  WriteCheckpoint(table, table.AtVersion(6), {.v2_with_sidecar = true});
+  CheckpointOptions with_sidecar;
+  with_sidecar.v2_with_sidecar = true;
+  WriteCheckpoint(table, table.AtVersion(6), with_sidecar);
   EXPECT_EQ(LocalFileSystem().List(dir.Join("_delta_log/_sidecars")).size(), 1u);
   Snapshot latest = table.Latest();
   EXPECT_EQ(latest.checkpoint_version, 6);
   ExpectSameState(latest, FullReplay(table, 8));
-  EXPECT_THROW_WITH(WriteCheckpoint(table, latest, {.parts = 2}), InvalidArgument, "multi-part", "v2Checkpoint");
+  EXPECT_THROW_WITH(WriteCheckpoint(table, latest, Parts(2)), InvalidArgument, "multi-part", "v2Checkpoint");
 }
 
 TEST(DeltaCheckpointTest, CheckpointOfRealDataReadsBack) {

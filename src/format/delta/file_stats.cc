@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "base/utf8.h"
 #include "lakerun/base/error.h"
 #include "lakerun/format/delta/values.h"
 
@@ -18,24 +19,6 @@ constexpr int kMaxDepth = 64;  // deeper nesting is treated as malformed (no unb
 
 bool IsIntegral(TypeKind k) {
   return k == TypeKind::kLong || k == TypeKind::kInteger || k == TypeKind::kShort || k == TypeKind::kByte;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else {
-    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  }
 }
 
 // A forward-only scanner over one JSON text. Every method returns false on a syntax error; the caller then gives

@@ -93,7 +93,7 @@ std::string Snapshot::Describe() const { return StrCat("table ", table_path, " v
 std::string Snapshot::DataFilePath(const AddFile& file) const {
   const std::string context = StrCat(Describe(), " file ", file.path);
   const std::string decoded = internal::UriToLocalPath(internal::PercentDecode(file.path, context), context);
-  if (!decoded.empty() && decoded.front() == '/') return decoded;
+  if (internal::IsAbsolutePath(decoded)) return decoded;
   return lakerun::JoinPath(table_path, decoded);
 }
 

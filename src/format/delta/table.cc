@@ -60,6 +60,79 @@ std::vector<CommitRecord> BuildHistory(FileSystem& fs, const std::string& table,
   return out;
 }
 
+// The newest version a listing of the log shows; nullopt when it holds no commit or checkpoint.
+std::optional<int64_t> LatestIn(const internal::LogListing& log) {
+  std::optional<int64_t> latest;
+  if (!log.commits.empty()) latest = log.commits.rbegin()->first;
+  if (!log.checkpoints.empty()) latest = std::max(latest.value_or(-1), log.checkpoints.rbegin()->first);
+  return latest;
+}
+
+// A replayed snapshot's timestamp (its commit's in-commit timestamp, else the commit file's modification time), then
+// the checks that it can be read.
+void FinishSnapshot(const internal::LogListing& log, Snapshot* snapshot) {
+  if (snapshot->commit_info && snapshot->commit_info->in_commit_timestamp) {
+    snapshot->timestamp_ms = *snapshot->commit_info->in_commit_timestamp;
+  } else if (log.commit_mtimes.count(snapshot->version)) {
+    snapshot->timestamp_ms = log.commit_mtimes.at(snapshot->version);
+  }
+  CheckReadable(snapshot->protocol, snapshot->Describe());
+  CheckColumnMapping(*snapshot);
+}
+
+// The snapshot at `version` of `table`, whose log `log` lists.
+Snapshot SnapshotAt(const DeltaTable& table, const internal::LogListing& log, int64_t version) {
+  FileSystem& fs = table.fs();
+  const std::string& path = table.path();
+  const std::string log_dir = table.log_path();
+  LAKERUN_CHECK(!log.commits.empty() || !log.checkpoints.empty(), "table ", path,
+                ": not a Delta table (", log_dir, " holds no commit)");
+  const int64_t latest = LatestIn(log).value_or(-1);
+  LAKERUN_CHECK(version >= 0 && version <= latest, "table ", path, ": version ", version,
+                " does not exist (the latest version is ", latest, ")");
+
+  Snapshot snapshot;
+  snapshot.table_path = path;
+  snapshot.version = version;
+  internal::StateBuilder state;
+
+  // The newest checkpoint at or below `version`.
+  int64_t start = 0;
+  auto cp = log.checkpoints.upper_bound(version);
+  if (cp != log.checkpoints.begin()) {
+    --cp;
+    const internal::CheckpointFiles& files = cp->second.front();
+    state.Apply(internal::ReadCheckpoint(fs, log_dir, files, TableContext(path, cp->first)),
+                StrCat(TableContext(path, cp->first), " checkpoint ", files.paths.front()));
+    snapshot.checkpoint_version = cp->first;
+    start = cp->first + 1;
+  }
+  const int64_t oldest_commit = log.commits.empty() ? -1 : log.commits.begin()->first;
+  for (int64_t v = start; v <= version; ++v) {
+    auto it = log.commits.find(v);
+    if (it == log.commits.end()) {
+      if (v < oldest_commit) {
+        LAKERUN_THROW(CorruptDataError, TableContext(path, version), ": cannot be reconstructed: commit file ",
+                      JoinPath(log_dir, CommitFileName(v)), " has been cleaned up and no checkpoint between version ",
+                      v, " and version ", version, " covers it (the oldest retained commit is version ",
+                      oldest_commit, ")");
+      }
+      LAKERUN_THROW(CorruptDataError, TableContext(path, version), ": commit file ",
+                    JoinPath(log_dir, CommitFileName(v)), " (version ", v,
+                    ") is missing from the middle of the log; the log is corrupt");
+    }
+    ActionSet actions = ReadCommit(fs, path, v, it->second);
+    if (v == version) snapshot.commit_info = actions.commit_info;
+    state.Apply(std::move(actions), StrCat(TableContext(path, v), " file ", it->second));
+  }
+  state.Finish(&snapshot, TableContext(path, version));
+  if (!snapshot.commit_info && log.commits.count(version)) {
+    snapshot.commit_info = ReadCommit(fs, path, version, log.commits.at(version)).commit_info;
+  }
+  FinishSnapshot(log, &snapshot);
+  return snapshot;
+}
+
 }  // namespace
 
 const std::vector<std::string>& SupportedReaderFeatures() {
@@ -102,78 +175,24 @@ std::string DeltaTable::log_path() const { return JoinPath(path_, "_delta_log");
 
 std::optional<int64_t> DeltaTable::LatestVersion() const {
   if (!IsDeltaTable(path_, fs_)) return std::nullopt;
-  internal::LogListing log = internal::ListLog(fs_, log_path());
-  std::optional<int64_t> latest;
-  if (!log.commits.empty()) latest = log.commits.rbegin()->first;
-  if (!log.checkpoints.empty()) latest = std::max(latest.value_or(-1), log.checkpoints.rbegin()->first);
-  return latest;
+  return LatestIn(internal::ListLog(fs_, log_path()));
 }
 
+// Latest and AtVersion list the log once: on an object store each listing and each check is a round trip.
 Snapshot DeltaTable::Latest() const {
-  auto latest = LatestVersion();
+  std::optional<internal::LogListing> log;
+  if (IsDeltaTable(path_, fs_)) log = internal::ListLog(fs_, log_path());
+  const std::optional<int64_t> latest = log ? LatestIn(*log) : std::nullopt;
   LAKERUN_CHECK(latest.has_value(), "table ", path_, ": not a Delta table (", log_path(),
                 " is missing or holds no commit)");
-  return AtVersion(*latest);
+  return SnapshotAt(*this, *log, *latest);
 }
 
 Snapshot DeltaTable::AtVersion(int64_t version) const {
   LAKERUN_CHECK(IsDeltaTable(path_, fs_), "table ", path_, ": not a Delta table (no _delta_log directory)");
-  const std::string log_dir = log_path();
-  internal::LogListing log = internal::ListLog(fs_, log_dir);
-  LAKERUN_CHECK(!log.commits.empty() || !log.checkpoints.empty(), "table ", path_,
-                ": not a Delta table (", log_dir, " holds no commit)");
-  int64_t latest = log.commits.empty() ? -1 : log.commits.rbegin()->first;
-  if (!log.checkpoints.empty()) latest = std::max(latest, log.checkpoints.rbegin()->first);
-  LAKERUN_CHECK(version >= 0 && version <= latest, "table ", path_, ": version ", version,
-                " does not exist (the latest version is ", latest, ")");
-
-  Snapshot snapshot;
-  snapshot.table_path = path_;
-  snapshot.version = version;
-  internal::StateBuilder state;
-
-  // The newest checkpoint at or below `version`.
-  int64_t start = 0;
-  auto cp = log.checkpoints.upper_bound(version);
-  if (cp != log.checkpoints.begin()) {
-    --cp;
-    const internal::CheckpointFiles& files = cp->second.front();
-    state.Apply(internal::ReadCheckpoint(fs_, log_dir, files, TableContext(path_, cp->first)),
-                StrCat(TableContext(path_, cp->first), " checkpoint ", files.paths.front()));
-    snapshot.checkpoint_version = cp->first;
-    start = cp->first + 1;
-  }
-  const int64_t oldest_commit = log.commits.empty() ? -1 : log.commits.begin()->first;
-  for (int64_t v = start; v <= version; ++v) {
-    auto it = log.commits.find(v);
-    if (it == log.commits.end()) {
-      if (v < oldest_commit) {
-        LAKERUN_THROW(CorruptDataError, TableContext(path_, version), ": cannot be reconstructed: commit file ",
-                      JoinPath(log_dir, CommitFileName(v)), " has been cleaned up and no checkpoint between version ",
-                      v, " and version ", version, " covers it (the oldest retained commit is version ",
-                      oldest_commit, ")");
-      }
-      LAKERUN_THROW(CorruptDataError, TableContext(path_, version), ": commit file ",
-                    JoinPath(log_dir, CommitFileName(v)), " (version ", v,
-                    ") is missing from the middle of the log; the log is corrupt");
-    }
-    ActionSet actions = ReadCommit(fs_, path_, v, it->second);
-    if (v == version) snapshot.commit_info = actions.commit_info;
-    state.Apply(std::move(actions), StrCat(TableContext(path_, v), " file ", it->second));
-  }
-  state.Finish(&snapshot, TableContext(path_, version));
-  if (!snapshot.commit_info && log.commits.count(version)) {
-    snapshot.commit_info = ReadCommit(fs_, path_, version, log.commits.at(version)).commit_info;
-  }
-  if (snapshot.commit_info && snapshot.commit_info->in_commit_timestamp) {
-    snapshot.timestamp_ms = *snapshot.commit_info->in_commit_timestamp;
-  } else if (log.commit_mtimes.count(version)) {
-    snapshot.timestamp_ms = log.commit_mtimes.at(version);
-  }
-  CheckReadable(snapshot.protocol, snapshot.Describe());
-  CheckColumnMapping(snapshot);
-  return snapshot;
+  return SnapshotAt(*this, internal::ListLog(fs_, log_path()), version);
 }
+
 
 Snapshot DeltaTable::Update(const Snapshot& base, std::optional<int64_t> version) const {
   const std::string log_dir = log_path();
@@ -197,13 +216,7 @@ Snapshot DeltaTable::Update(const Snapshot& base, std::optional<int64_t> version
     state.Apply(std::move(actions), StrCat(TableContext(path_, v), " file ", it->second));
   }
   state.Finish(&snapshot, TableContext(path_, target));
-  if (snapshot.commit_info && snapshot.commit_info->in_commit_timestamp) {
-    snapshot.timestamp_ms = *snapshot.commit_info->in_commit_timestamp;
-  } else if (log.commit_mtimes.count(target)) {
-    snapshot.timestamp_ms = log.commit_mtimes.at(target);
-  }
-  CheckReadable(snapshot.protocol, snapshot.Describe());
-  CheckColumnMapping(snapshot);
+  FinishSnapshot(log, &snapshot);
   return snapshot;
 }
 

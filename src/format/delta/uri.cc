@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "lakerun/base/error.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::delta::internal {
 namespace {
@@ -90,13 +91,19 @@ std::string UriToLocalPath(std::string_view decoded, const std::string& context)
       !IsScheme(decoded.substr(0, colon))) {
     return std::string(decoded);
   }
+  if (IsObjectStorePath(decoded)) return std::string(decoded);
   const std::string_view scheme = decoded.substr(0, colon);
   LAKERUN_CHECK_AS(NotImplemented, scheme == "file", context, ": path '", std::string(decoded), "' uses scheme '",
-                   std::string(scheme), "'; only local paths and file: URIs are supported");
+                   std::string(scheme), "'; lakerun reads local paths, file: URIs and s3://, s3a://, gs://, abfss://, "
+                   "abfs://, wasbs://, az:// object-store URIs");
   std::string_view rest = decoded.substr(colon + 1);
   if (rest.substr(0, 3) == "///") rest.remove_prefix(2);
   else if (rest.substr(0, 2) == "//") rest.remove_prefix(2);  // file://host/path: the host must be empty or local
   return std::string(rest);
+}
+
+bool IsAbsolutePath(std::string_view decoded) {
+  return (!decoded.empty() && decoded.front() == '/') || IsObjectStorePath(decoded);
 }
 
 }  // namespace lakerun::delta::internal

@@ -13,7 +13,10 @@ std::string PercentDecode(std::string_view path, const std::string& context);
 std::string PercentEncodePath(std::string_view path);
 /// Escapes a partition value for use in a directory name (Hive style: "%", "/", "=", control characters...).
 std::string EscapePartitionValue(std::string_view value);
-/// Strips a "file:" scheme ("file:/x", "file:///x") from an absolute URI; other schemes are refused.
+/// The path a file system takes for an absolute URI: a "file:" scheme ("file:/x", "file:///x") is stripped and an
+/// object-store URI (s3://, gs://, abfss://, ...) is kept whole; other schemes are refused.
 std::string UriToLocalPath(std::string_view decoded, const std::string& context);
+/// Whether a decoded path is absolute: "/x" or an object-store URI (else it is relative to the table).
+bool IsAbsolutePath(std::string_view decoded);
 
 }  // namespace lakerun::delta::internal

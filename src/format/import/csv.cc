@@ -7,6 +7,7 @@
 #include "format/import/sink.h"
 #include "lakerun/base/error.h"
 #include "lakerun/format/import/import.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::importer {
 namespace {
@@ -107,7 +108,7 @@ enum class Kind { kLong, kDouble, kString };
 
 ImportResult ImportCsv(const std::string& file, const std::string& out, const ImportOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  FileSystem& fs = options.fs ? *options.fs : LocalFileSystem();
+  FileSystem& fs = options.fs ? *options.fs : UriFileSystem();
   std::string text;
   try {
     text = fs.ReadFile(file);

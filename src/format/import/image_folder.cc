@@ -6,6 +6,7 @@
 #include "format/import/sink.h"
 #include "lakerun/base/error.h"
 #include "lakerun/format/import/import.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::importer {
 namespace {
@@ -53,7 +54,7 @@ void CheckSignature(const std::string& bytes, const ImageFile& file) {
 
 ImportResult ImportImageFolder(const std::string& dir, const std::string& out, const ImportOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  FileSystem& fs = options.fs ? *options.fs : LocalFileSystem();
+  FileSystem& fs = options.fs ? *options.fs : UriFileSystem();
   auto info = fs.Stat(dir);
   LAKERUN_CHECK(info && info->is_directory, "image folder ", dir, " is not a directory");
   std::vector<ImageFile> files;

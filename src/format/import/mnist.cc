@@ -7,6 +7,7 @@
 #include "format/import/sink.h"
 #include "lakerun/base/error.h"
 #include "lakerun/format/import/import.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::importer {
 namespace {
@@ -105,7 +106,7 @@ IdxArray ReadIdx(const std::string& path, FileSystem& fs) {
 
 std::vector<ImportResult> ImportMnist(const std::string& source_dir, const std::string& out,
                                       const ImportOptions& options, const std::vector<std::string>& splits) {
-  FileSystem& fs = options.fs ? *options.fs : LocalFileSystem();
+  FileSystem& fs = options.fs ? *options.fs : UriFileSystem();
   std::vector<ImportResult> results;
   for (const auto& split : splits) {
     LAKERUN_CHECK(split == "train" || split == "test", "unknown split '", split, "', expected train or test");

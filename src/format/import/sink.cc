@@ -11,6 +11,7 @@
 #include "lakerun/base/error.h"
 #include "lakerun/format/delta/commit.h"
 #include "lakerun/format/parquet/writer.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::importer::internal {
 namespace {
@@ -107,7 +108,7 @@ TableSink::TableSink(std::string out, const ImportOptions& options, std::vector<
                      std::map<std::string, std::vector<int64_t>> shapes)
     : out_(std::move(out)),
       options_(options),
-      fs_(options.fs ? *options.fs : LocalFileSystem()),
+      fs_(options.fs ? *options.fs : UriFileSystem()),
       columns_(std::move(columns)),
       shapes_(std::move(shapes)),
       total_rows_(total_rows),

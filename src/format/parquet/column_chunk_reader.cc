@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "format/parquet/codec.h"
@@ -100,15 +101,19 @@ class ChunkDecoder {
     // Reserve the output once (exact for required columns, an upper bound otherwise) so that pages append without
     // reallocating. Reservations are virtual memory until written, so a lying footer costs address space only; it is
     // still capped.
+    // A row range reserves for its rows only: the pages it decodes may hold more, and grow the buffers then.
     const int width = FixedWidth(spec.type, spec.type_length);
-    const uint64_t slots = spec.num_values > 0 ? static_cast<uint64_t>(spec.num_values) : 0;
+    uint64_t slots = spec.num_values > 0 ? static_cast<uint64_t>(spec.num_values) : 0;
+    if (spec.row_end >= 0) slots = std::min<uint64_t>(slots, static_cast<uint64_t>(spec.row_end - spec.row_begin));
     constexpr uint64_t kMaxReserve = uint64_t{1} << 32;
-    if (views_) {
-      if (slots * sizeof(std::string_view) <= kMaxReserve) {
-        out_.mutable_view_buffer().Reserve(slots * sizeof(std::string_view));
+    const uint64_t slot_bytes = views_ ? sizeof(std::string_view) : static_cast<uint64_t>(std::max(width, 0));
+    const uint64_t value_bytes = slots * slot_bytes;
+    if (value_bytes > 0 && value_bytes <= kMaxReserve) {
+      try {
+        (views_ ? out_.mutable_view_buffer() : out_.mutable_value_buffer()).Reserve(value_bytes);
+      } catch (const std::bad_alloc&) {
+        ctx_.FailAllocation(value_bytes, StrCat("the column's ", slots, " values"));
       }
-    } else if (width > 0 && slots * static_cast<uint64_t>(width) <= kMaxReserve) {
-      out_.mutable_value_buffer().Reserve(slots * static_cast<uint64_t>(width));
     }
     if (spec.max_def_level > 0) {
       std::vector<int16_t> levels = std::move(out_.mutable_def_levels());
@@ -173,17 +178,29 @@ class ChunkDecoder {
         deferred_dictionary_ = DeferredPage{h, body, ctx_.page_offset, ctx_.page};
         continue;
       }
-      CheckCrc(h, body);
+      if (CopiedWhole(h, body)) {
+        pending_crc_ = &h;  // checked by TryDirectPlain during its copy
+      } else {
+        CheckCrc(h, body);
+      }
       if (deferred_dictionary_ && !have_dictionary_ && IsDictionaryEncoding(h.encoding) &&
           (type == PageType::kDataPage || type == PageType::kDataPageV2)) {
         LoadDeferredDictionary();  // before the data page is decompressed: both may use the same scratch
       }
-      switch (static_cast<PageType>(h.type)) {
-        case PageType::kDictionaryPage: ReadDictionaryPage(h, body); break;
-        case PageType::kDataPage: ReadDataPageV1(h, body); break;
-        case PageType::kDataPageV2: ReadDataPageV2(h, body); break;
-        default: break;  // index pages and page types newer than this reader are skipped
+      try {
+        switch (static_cast<PageType>(h.type)) {
+          case PageType::kDictionaryPage: ReadDictionaryPage(h, body); break;
+          case PageType::kDataPage: ReadDataPageV1(h, body); break;
+          case PageType::kDataPageV2: ReadDataPageV2(h, body); break;
+          default: break;  // index pages and page types newer than this reader are skipped
+        }
+      } catch (const std::bad_alloc&) {
+        // Page memory, a decompressed page, levels or values growing: the page's size says what it needed.
+        ctx_.FailAllocation(static_cast<uint64_t>(h.uncompressed_page_size),
+                            StrCat("decoding the page (uncompressed; the column's values so far take ",
+                                   out_.value_buffer().size(), " bytes)"));
       }
+      LAKERUN_INTERNAL_ASSERT(pending_crc_ == nullptr, "a page's CRC was left unchecked");
     }
     if (ranged && !read_any && rows_seen > 0) out_.set_first_row(rows_seen);  // the range lies past every page
     // The chunk's bytes may end with the range's last page (ColumnReadOptions::fetch_range_only).
@@ -242,14 +259,39 @@ class ChunkDecoder {
   // The page's CRC-32 covers its bytes as stored (compressed; a v2 page's levels included), as the spec defines.
   void CheckCrc(const PageHeader& h, std::string_view body) {
     if (!spec_.verify_crc || !h.crc) return;
-    const uint32_t crc = Crc32(body);
+    CompareCrc(h, body.size(), Crc32(body));
+  }
+
+  void CompareCrc(const PageHeader& h, size_t stored_bytes, uint32_t crc) {
     if (crc != static_cast<uint32_t>(*h.crc)) {
       ctx_.Fail(StrCat("page CRC mismatch: the ", ToString(static_cast<PageType>(h.type)), " header stores CRC-32 ",
-                       Crc32Text(static_cast<uint32_t>(*h.crc)), ", its ", body.size(), " stored bytes hash to ",
+                       Crc32Text(static_cast<uint32_t>(*h.crc)), ", its ", stored_bytes, " stored bytes hash to ",
                        Crc32Text(crc), " (the page is damaged)"));
     }
   }
 
+  // Whether the page is a data page stored uncompressed whose whole body TryDirectPlain will copy into the output
+  // (required, flat, fixed-width PLAIN values; a v2 page without levels): its CRC, when checked, is then computed
+  // during that copy (Crc32Copy), so the page is read once instead of twice. A page whose CRC fails is copied
+  // before it fails, into an output that the failure discards: no value of it is ever returned.
+  bool CopiedWhole(const PageHeader& h, std::string_view body) const {
+    if (!spec_.verify_crc || !h.crc || !h.has_data_header) return false;
+    const bool v2 = h.type == static_cast<int32_t>(PageType::kDataPageV2);
+    if (!v2 && h.type != static_cast<int32_t>(PageType::kDataPage)) return false;
+    if (v2 && (h.repetition_levels_byte_length != 0 || h.definition_levels_byte_length != 0)) return false;
+    const bool raw = spec_.codec == Codec::kUncompressed || (v2 && !h.is_compressed);
+    return raw && h.uncompressed_page_size >= 0 && static_cast<uint64_t>(h.uncompressed_page_size) == body.size() &&
+           h.num_values >= 0 && DirectPlain(h.encoding, body.size(), h.num_values);
+  }
+
+  // A CRC left to TryDirectPlain that it did not take (it always does when CopiedWhole holds): checked here, before
+  // any value of the page is decoded.
+  void CheckPendingCrc(std::string_view body) {
+    if (pending_crc_ == nullptr) return;
+    const PageHeader& h = *pending_crc_;
+    pending_crc_ = nullptr;
+    CheckCrc(h, body);
+  }
 
   // Decodes the dictionary page a row range deferred (Run) for the first data page that needs it. Errors name the
   // dictionary page's offset.
@@ -395,22 +437,38 @@ class ChunkDecoder {
     dict_form_ = false;
   }
 
-  // Required, flat, fixed-width PLAIN pages decompress straight into the output buffer. Empty pages take the general
-  // path (an empty output buffer has no storage to copy into).
-  bool TryDirectPlain(int32_t encoding, std::string_view input, size_t size, bool compressed, int64_t n) {
+  // Whether `n` values in `size` bytes of `encoding` go straight into the output buffer (TryDirectPlain): required,
+  // flat, fixed-width PLAIN values, in the copied form.
+  bool DirectPlain(int32_t encoding, size_t size, int64_t n) const {
     const int width = FixedWidth(spec_.type, spec_.type_length);
-    if (views_ || dict_form_ || spec_.max_def_level != 0 || spec_.max_rep_level != 0 ||
-        encoding != static_cast<int32_t>(Encoding::kPlain) || spec_.type == PhysicalType::kBoolean ||
-        spec_.type == PhysicalType::kByteArray || width <= 0 || size == 0 ||
-        static_cast<uint64_t>(n) * static_cast<uint64_t>(width) != size) {
-      return false;
-    }
+    return !views_ && !dict_form_ && spec_.max_def_level == 0 && spec_.max_rep_level == 0 &&
+           encoding == static_cast<int32_t>(Encoding::kPlain) && spec_.type != PhysicalType::kBoolean &&
+           spec_.type != PhysicalType::kByteArray && width > 0 && size > 0 &&
+           static_cast<uint64_t>(n) * static_cast<uint64_t>(width) == size;
+  }
+
+  // Required, flat, fixed-width PLAIN pages decompress straight into the output buffer. Empty pages take the general
+  // path (an empty output buffer has no storage to copy into). A pending CRC (CopiedWhole) is checked in the copy.
+  bool TryDirectPlain(int32_t encoding, std::string_view input, size_t size, bool compressed, int64_t n) {
+    if (!DirectPlain(encoding, size, n)) return false;
     Buffer& buf = out_.mutable_value_buffer();
     const size_t base = buf.size();
-    buf.Resize(base + size);
+    try {
+      buf.Resize(base + size);
+    } catch (const std::bad_alloc&) {
+      ctx_.FailAllocation(base + size, "the column's values");
+    }
     if (!compressed || spec_.codec == Codec::kUncompressed) {
       if (input.size() != size) ctx_.Fail(StrCat("page body has ", input.size(), " bytes, the header says ", size));
-      std::memcpy(buf.data() + base, input.data(), size);
+      if (pending_crc_ != nullptr) {
+        const PageHeader& h = *pending_crc_;
+        pending_crc_ = nullptr;
+        const uint32_t crc = Crc32Copy(buf.data() + base, input.data(), size);
+        if (crc != static_cast<uint32_t>(*h.crc)) buf.Resize(base);
+        CompareCrc(h, size, crc);
+      } else {
+        std::memcpy(buf.data() + base, input.data(), size);
+      }
     } else {
       try {
         Decompress(spec_.codec, input, buf.data() + base, size, ctx_.Describe());
@@ -431,6 +489,7 @@ class ChunkDecoder {
       slots_ += n;
       return;
     }
+    CheckPendingCrc(body);
     std::string_view page = PageBytes(body, static_cast<size_t>(h.uncompressed_page_size), true);
     const auto* data = reinterpret_cast<const uint8_t*>(page.data());
     size_t pos = 0;
@@ -496,6 +555,7 @@ class ChunkDecoder {
       return;
     }
     if (!TryDirectPlain(h.encoding, rest, values_size, h.is_compressed, values)) {
+      CheckPendingCrc(body);
       std::string_view data = PageBytes(rest, values_size, h.is_compressed);
       DecodeValues(h.encoding, reinterpret_cast<const uint8_t*>(data.data()), data.size(), values);
     }
@@ -522,6 +582,7 @@ class ChunkDecoder {
   };
   std::optional<DeferredPage> deferred_dictionary_;  // a row range's dictionary page, not decoded yet
   bool dict_form_ = false;  // out_ holds dictionary indices so far
+  const PageHeader* pending_crc_ = nullptr;  // the page whose CRC TryDirectPlain checks while copying (CopiedWhole)
   int64_t slots_ = 0;
   int64_t pages_ = 0;  // page headers read so far
 };

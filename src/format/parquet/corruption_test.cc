@@ -1,6 +1,11 @@
 // Bad input: every damaged file must raise a lakerun::Error naming the file, row group, column and offset — never
 // crash or hang. Files come from ParquetWriter and are then damaged.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "format/parquet/codec.h"
 #include "format/parquet/fuzz_entry_points.h"
@@ -304,6 +309,46 @@ TEST(CorruptionTest, EverySingleByteCorruptionIsCaughtOrHarmless) {
 TEST(CorruptionTest, UnknownCodecIsNotImplemented) {
   std::vector<uint8_t> out(4);
   EXPECT_THROW_WITH(Decompress(Codec::kLzo, "abcd", out.data(), 4, "ctx"), NotImplemented, "LZO");
+}
+
+// An allocation refused while a page is decoded (here the 64 MiB a tiny snappy page decompresses to, under an
+// address-space limit of 32 MiB more than the process has) is a ResourceError naming the file, row group, column,
+// page and the bytes asked for, not a bare std::bad_alloc. Run in a forked child, which alone gets the limit.
+TEST(CorruptionTest, AnAllocationRefusedWhileDecodingAPageIsAResourceErrorNamingIt) {
+  MemFile f;
+  Schema schema = Schema::FromFields({Leaf("s", PhysicalType::kByteArray)});
+  WriterOptions o;
+  o.codec = Codec::kSnappy;
+  o.dictionary = false;
+  f.WriteRows(schema, {Value::Struct({{"s", Value::Bytes(std::string(64 << 20, 'a'))}})}, o);
+  const PageSummary page = f.Open()->ReadPageHeaders(0, 0).front();
+  ASSERT_LT(page.compressed_size, 8 << 20);
+  const std::string expected = "column 's', page 0 at offset " + std::to_string(page.offset) + ": cannot allocate " +
+                               std::to_string(page.uncompressed_size) + " bytes for decoding the page";
+  auto file = f.Open();
+  // In the child: set the limit, read, and exit 0 on a ResourceError (its message on stderr for the matcher).
+  auto read_limited = [&] {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    uint64_t vm_kib = 0;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stoull(line.substr(7));
+    }
+    rlimit limit{};
+    limit.rlim_cur = (vm_kib + (32 << 10)) << 10;
+    limit.rlim_max = RLIM_INFINITY;
+    if (vm_kib == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    try {
+      file->ReadColumnChunk(0, 0);
+    } catch (const ResourceError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      _exit(0);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "other: %s\n", e.what());
+    }
+    _exit(1);
+  };
+  EXPECT_EXIT(read_limited(), ::testing::ExitedWithCode(0), expected);
 }
 
 }  // namespace

@@ -22,6 +22,12 @@ struct DecodeContext {
   [[noreturn]] void Fail(const std::string& what) const {
     LAKERUN_THROW(CorruptDataError, Describe(), ": ", what);
   }
+  /// An allocation of `bytes` for `what` was refused (std::bad_alloc): ResourceError naming the file, row group,
+  /// column, and the page when one is being decoded (ThrowAllocationFailure).
+  [[noreturn]] void FailAllocation(uint64_t bytes, const std::string& what) const {
+    ThrowAllocationFailure(page >= 0 ? Describe() : StrCat(file, ": row group ", row_group, ", column '", column, "'"),
+                           bytes, what);
+  }
 };
 
 }  // namespace lakerun::parquet

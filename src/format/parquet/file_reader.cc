@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "format/parquet/column_chunk_reader.h"
 #include "format/parquet/mapped_file.h"
@@ -33,17 +34,35 @@ class StringFile final : public RandomAccessFile {
 
 ParquetFile::~ParquetFile() = default;
 
-std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string& path, const ReaderOptions& options) {
+std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string& path, const ReaderOptions& options,
+                                               std::optional<uint64_t> known_size) {
+  if (!known_size) return FromFile(fs, path, options, fs.OpenForRead(path));
+  try {
+    return FromFile(fs, path, options, fs.OpenForReadOfSize(path, *known_size));
+  } catch (const Error&) {
+    // A size that no longer matches the file reads other bytes as its footer: say so rather than blame the file.
+    const std::optional<FileInfo> actual = fs.Stat(path);
+    if (actual && !actual->is_directory && actual->size != *known_size) {
+      LAKERUN_THROW(IoError, path, ": listed at ", *known_size, " bytes, but it holds ", actual->size,
+                    " (it changed after it was listed, or a Delta log records a wrong size)");
+    }
+    throw;
+  }
+}
+
+std::unique_ptr<ParquetFile> ParquetFile::FromFile(FileSystem& fs, const std::string& path,
+                                                   const ReaderOptions& options, std::unique_ptr<RandomAccessFile> file) {
   std::unique_ptr<ParquetFile> f(new ParquetFile());
   f->path_ = path;
   f->options_ = options;
-  f->file_ = fs.OpenForRead(path);
+  f->file_ = std::move(file);
   f->file_size_ = f->file_->Size();
   const uint64_t size = f->file_size_;
   if (size < 12) {
     LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: ", size, " bytes is shorter than the 12-byte minimum");
   }
   char head[4], tail[8];
+  f->file_->WillRead({{0, 4}, {size - 8, 8}});  // a remote file fetches both at once
   f->file_->ReadAt(0, 4, head);
   f->file_->ReadAt(size - 8, 8, tail);
   LAKERUN_CHECK_AS(NotImplemented, std::memcmp(tail + 4, "PARE", 4) != 0, path,
@@ -65,8 +84,9 @@ std::unique_ptr<ParquetFile> ParquetFile::Open(FileSystem& fs, const std::string
   std::string footer = f->file_->ReadAt(footer_offset, footer_len);
   f->metadata_ = ParseFileMetaData(footer, path, footer_offset, options.max_thrift_depth);
   f->metadata_.footer_length = footer_len;
-  if (options.memory_map && &fs == &LocalFileSystem()) {
-    if (auto mapping = MappedFile::Map(path, size)) {
+  const std::optional<std::string> local_path = options.memory_map ? fs.LocalPath(path) : std::nullopt;
+  if (local_path) {
+    if (auto mapping = MappedFile::Map(*local_path, size)) {
       f->mapped_ = mapping->data();
       f->mapping_ = std::move(mapping);
     }
@@ -99,6 +119,27 @@ std::unique_ptr<ParquetFile> ParquetFile::OpenBuffer(std::string bytes, const st
   };
   OneFileSystem fs(name, std::move(bytes));
   return Open(fs, name, options);
+}
+
+void ParquetFile::WillReadRowGroup(int row_group, const std::vector<int>& columns) const {
+  WillReadRowGroups({row_group}, columns);
+}
+
+void ParquetFile::WillReadRowGroups(const std::vector<int>& row_groups, const std::vector<int>& columns) const {
+  if (mapped_ != nullptr) return;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  ranges.reserve(row_groups.size() * columns.size());
+  for (const int row_group : row_groups) {
+    for (const int column : columns) {
+      try {
+        const auto range = ChunkRange(row_group, column);
+        if (range.second > 0) ranges.push_back(range);
+      } catch (const Error&) {
+        // Only a hint: the chunk's read reports what is wrong with it (or skips a chunk without values).
+      }
+    }
+  }
+  if (!ranges.empty()) file_->WillRead(ranges);
 }
 
 std::string ParquetFile::ReadColumnChunkBytes(int row_group, int column) const {
@@ -147,7 +188,13 @@ void ParquetFile::ReadChunk(int row_group, int column, Buffer* out, std::optiona
   const size_t length = std::min(chunk_length, max_length.value_or(chunk_length));
   Buffer& bytes = *out;
   bytes.Clear();  // nothing to keep: growing does not copy
-  bytes.Resize(length);
+  try {
+    bytes.Resize(length);
+  } catch (const std::bad_alloc&) {
+    ThrowAllocationFailure(
+        StrCat(path_, ": row group ", row_group, ", column '", schema().column(column).dotted_path, "'"), length,
+        "the column chunk");
+  }
   ReadChunkBytes(row_group, column, start, length, bytes.data());
 }
 
@@ -215,7 +262,13 @@ void ParquetFile::ReadColumnChunk(int row_group, int column, ColumnData* out, Re
     // cannot ask for more.
     const uint64_t hint = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(0, meta.total_compressed_size)),
                                              file_size_);
-    std::shared_ptr<Buffer> shared = AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(hint));
+    std::shared_ptr<Buffer> shared;
+    try {
+      shared = AcquireBuffer(&scratch->view_buffers, static_cast<size_t>(hint));
+    } catch (const std::bad_alloc&) {
+      ThrowAllocationFailure(StrCat(path_, ": row group ", row_group, ", column '", d.dotted_path, "'"), hint,
+                             "the column chunk");
+    }
     ReadChunk(row_group, column, shared.get(), prefix);
     chunk = shared.get();
     memory.chunk = std::move(shared);

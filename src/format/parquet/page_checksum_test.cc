@@ -142,6 +142,39 @@ TEST(PageChecksumTest, AFlippedByteInAV2DataPageIsCaughtInItsLevelsAndItsValuesU
   }
 }
 
+// Uncompressed PLAIN pages of a required fixed-width column are checked while they are copied into the values
+// (Crc32Copy): a flipped first, middle or last byte of a v1 or v2 page, its first or a later one, is caught all the
+// same, and a reused output that a damaged page failed reads the undamaged file right afterwards.
+TEST(PageChecksumTest, AFlippedByteInAnUncompressedPageCheckedDuringItsCopyIsCaught) {
+  for (int version : {1, 2}) {
+    const PageType data = version == 1 ? PageType::kDataPage : PageType::kDataPageV2;
+    for (int which : {0, 2}) {
+      MemFile clean;
+      WriteTable(clean, Codec::kUncompressed, version);
+      std::vector<PageSummary> pages;
+      for (const PageSummary& page : clean.Open()->ReadPageHeaders(0, 1)) {
+        if (page.type == data) pages.push_back(page);
+      }
+      ASSERT_GT(pages.size(), 2u);
+      const PageSummary page = pages[static_cast<size_t>(which)];
+      for (size_t at : {size_t{0}, static_cast<size_t>(page.compressed_size) / 2,
+                        static_cast<size_t>(page.compressed_size) - 1}) {
+        SCOPED_TRACE("v" + std::to_string(version) + " data page " + std::to_string(which) + " byte " +
+                     std::to_string(at));
+        MemFile f;
+        WriteTable(f, Codec::kUncompressed, version);
+        ExpectCaught(f, 1, page, at, ToString(data));
+        ColumnData out;
+        ReadScratch scratch;
+        EXPECT_THROW(f.Open()->ReadColumnChunk(0, 1, &out, &scratch), CorruptDataError);
+        clean.Open()->ReadColumnChunk(0, 1, &out, &scratch);
+        EXPECT_EQ(out.num_values(), 3000);
+        EXPECT_EQ(out.values<int64_t>()[2999], int64_t{2999} * 7919 % 100003);
+      }
+    }
+  }
+}
+
 TEST(PageChecksumTest, FilesWithoutChecksumsReadAsBefore) {
   for (int version : {1, 2}) {
     MemFile f, checked;

@@ -110,6 +110,7 @@ RowGroupData TableReader::ReadRowGroup(int row_group) const {
   out.num_rows = file_.metadata().row_groups.at(static_cast<size_t>(row_group)).num_rows;
   out.columns = columns_;
   out.data.resize(columns_.size());
+  file_.WillReadRowGroup(row_group, columns_);
   if (pool_ == nullptr || pool_->size() == 0 || columns_.size() < 2) {
     for (size_t i = 0; i < columns_.size(); ++i) out.data[i] = file_.ReadColumnChunk(row_group, columns_[i]);
     return out;

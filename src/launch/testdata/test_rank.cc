@@ -7,8 +7,12 @@
 //   --grandchild           fork a child that sleeps in the same process group (its pid goes to the pid file too)
 //   --ignore-term          ignore SIGTERM (the launcher must escalate to SIGKILL)
 //   --stdout TEXT / --stderr TEXT   print a line; --partial TEXT prints TEXT to stdout without a newline
+//   --bar N                rank 0 draws a progress bar on stderr: "\rstep i/N" for i = 1..N (a pause after each),
+//                          then a newline
 //   --fail-rank R [--fail-attempt A] --fail-how exit:N|abort|kill9|segv [--fail-after SECONDS]
 //                          rank R fails that way (on attempt A only, if given) after the delay
+//   --rendezvous KEY       connect to the launcher's authenticated store (LAKERUN_RDZV_PORT, LAKERUN_RDZV_SECRET),
+//                          wait up to 30 s for KEY and print "KEY=<value>"
 //   --sleep SECONDS        every other rank sleeps that long, then exits 0
 #include <signal.h>
 #include <unistd.h>
@@ -16,17 +20,38 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lakerun/base/fork_point.h"
+#include "lakerun/rdzv/secret.h"
+#include "lakerun/rdzv/store_client.h"
 
 namespace {
 
 int EnvInt(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::atoi(v) : -1;
+}
+
+// Exit code 66 when the store cannot be used.
+int Rendezvous(const std::string& key) {
+  try {
+    lakerun::rdzv::StoreClientOptions options;
+    options.host = std::getenv("MASTER_ADDR");
+    options.port = EnvInt(lakerun::rdzv::kStorePortVariable);
+    options.secret = lakerun::rdzv::SecretFromEnvironment(lakerun::ProcessEnvironment()).value_or("");
+    options.connect_timeout = std::chrono::seconds(30);
+    auto store = lakerun::rdzv::StoreClient::Connect(options);
+    std::printf("%s=%s\n", key.c_str(), store->Get(key, std::chrono::seconds(30)).c_str());
+    std::fflush(stdout);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "test_rank: rendezvous: %s\n", e.what());
+    return 66;
+  }
 }
 
 void SleepSeconds(double seconds) {
@@ -38,9 +63,9 @@ void SleepSeconds(double seconds) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   bool print_env = false, grandchild = false, ignore_term = false, fork_point = false, thread_before_fork = false;
-  std::string before_fork;
+  std::string before_fork, rendezvous_key;
   std::string pidfile_dir, fail_how;
-  int fail_rank = -1, fail_attempt = -1;
+  int fail_rank = -1, fail_attempt = -1, bar_steps = 0;
   double fail_after = 0, sleep_seconds = 0;
   std::vector<std::pair<std::string, std::string>> output;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -64,7 +89,9 @@ int main(int argc, char** argv) {
     else if (a == "--fail-attempt") fail_attempt = std::atoi(next().c_str());
     else if (a == "--fail-how") fail_how = next();
     else if (a == "--fail-after") fail_after = std::atof(next().c_str());
+    else if (a == "--rendezvous") rendezvous_key = next();
     else if (a == "--sleep") sleep_seconds = std::atof(next().c_str());
+    else if (a == "--bar") bar_steps = std::atoi(next().c_str());
     else {
       std::fprintf(stderr, "test_rank: unknown flag %s\n", a.c_str());
       return 64;
@@ -82,6 +109,7 @@ int main(int argc, char** argv) {
                              "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                              "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
                              "TORCHELASTIC_RUN_ID", "LAKERUN_RUN_ID", "LAKERUN_RESTART_COUNT", "LAKERUN_LAUNCHER",
+                             "LAKERUN_CONSOLE_IS_TERMINAL", "LAKERUN_RDZV_PORT", "LAKERUN_RDZV_SECRET",
                              "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LAKERUN_TEST_EXTRA", "LAKERUN_FORK_FD"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v != nullptr ? v : "<unset>");
@@ -114,6 +142,12 @@ int main(int argc, char** argv) {
     if (kind == "--partial") std::printf("%s", text.c_str());
   }
   std::fflush(stdout);
+  for (int i = 1; rank == 0 && i <= bar_steps; ++i) {
+    std::fprintf(stderr, "\rstep %d/%d", i, bar_steps);
+    std::fflush(stderr);
+    SleepSeconds(0.05);  // separate reads for the launcher
+  }
+  if (rank == 0 && bar_steps > 0) std::fputs("\n", stderr);
   const bool fails = rank == fail_rank && (fail_attempt < 0 || fail_attempt == attempt);
   if (fails) {
     SleepSeconds(fail_after);
@@ -125,6 +159,9 @@ int main(int argc, char** argv) {
     if (fail_how == "segv") ::raise(SIGSEGV);
     std::fprintf(stderr, "test_rank: unknown --fail-how %s\n", fail_how.c_str());
     return 64;
+  }
+  if (!rendezvous_key.empty()) {
+    if (const int code = Rendezvous(rendezvous_key); code != 0) return code;
   }
   SleepSeconds(sleep_seconds);
   return 0;

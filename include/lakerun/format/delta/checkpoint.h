@@ -3,8 +3,12 @@
 // partitionValues a MAP<string,string>, stats a JSON string), then `_delta_log/_last_checkpoint`.
 //
 //   WriteCheckpoint(table, table.Latest());                   // classic: <v>.checkpoint.parquet
-//   WriteCheckpoint(table, snap, {.parts = 3});                // multi-part (V1 only; refused with v2Checkpoint)
-//   WriteCheckpoint(table, snap, {.v2_with_sidecar = true});   // <v>.checkpoint.<uuid>.json + _sidecars/<uuid>.parquet
+//   CheckpointOptions multi;
+//   multi.parts = 3;
+//   WriteCheckpoint(table, snap, multi);                       // multi-part (V1 only; refused with v2Checkpoint)
+//   CheckpointOptions v2;
+//   v2.v2_with_sidecar = true;
+//   WriteCheckpoint(table, snap, v2);                          // <v>.checkpoint.<uuid>.json + _sidecars/<uuid>.parquet
 //
 // Every file is written to a temporary name and renamed into place, so a reader never sees a torn checkpoint; a
 // multi-part set becomes usable only when its last part lands.

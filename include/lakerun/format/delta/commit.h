@@ -1,6 +1,8 @@
 // Creating Delta tables and committing to them, safely under concurrent writers.
 //
-//   auto table = lakerun::delta::CreateTable("/data/t", schema, {.partition_columns = {"split"}});
+//   CreateTableOptions create;
+//   create.partition_columns = {"split"};
+//   auto table = lakerun::delta::CreateTable("/data/t", schema, create);
 //   ActionSet actions;
 //   actions.adds.push_back(add);                        // e.g. from WriteDataFiles (writer.h)
 //   CommitOptions opts;
@@ -25,6 +27,7 @@
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/delta/actions.h"
 #include "lakerun/format/delta/table.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::delta {
 
@@ -71,7 +74,7 @@ void CheckWritable(const Snapshot& snapshot);
 /// Creates version 0 (protocol + metaData + commitInfo). Throws InvalidArgument if the table already exists or the
 /// partition columns are not top-level primitive columns of `schema`.
 DeltaTable CreateTable(const std::string& path, const DataTypePtr& schema, const CreateTableOptions& options = {},
-                       FileSystem& fs = LocalFileSystem());
+                       FileSystem& fs = UriFileSystem());
 
 /// Commits `actions` (adds, removes, txns, domain metadata; protocol/metaData for schema changes) on top of the
 /// latest version. `read_version`, when set, is the snapshot the caller based its work on: commits after it are

@@ -22,6 +22,7 @@
 
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/delta/snapshot.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::delta {
 
@@ -33,12 +34,12 @@ void CheckReadable(const Protocol& protocol, const std::string& context);
 /// The name of a commit file: "00000000000000000007.json".
 std::string CommitFileName(int64_t version);
 /// True if `path` is a directory holding a `_delta_log/` directory.
-bool IsDeltaTable(const std::string& path, FileSystem& fs = LocalFileSystem());
+bool IsDeltaTable(const std::string& path, FileSystem& fs = UriFileSystem());
 
 class DeltaTable {
  public:
   /// `path` is the table root (the directory holding `_delta_log/`). `fs` must outlive this object.
-  explicit DeltaTable(std::string path, FileSystem& fs = LocalFileSystem());
+  explicit DeltaTable(std::string path, FileSystem& fs = UriFileSystem());
 
   /// The newest committed version, or nullopt if the log has no commit or checkpoint yet.
   std::optional<int64_t> LatestVersion() const;

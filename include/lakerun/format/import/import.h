@@ -18,6 +18,7 @@
 
 #include "lakerun/base/file_system.h"
 #include "lakerun/format/parquet/types.h"
+#include "lakerun/objstore/uri_file_system.h"
 
 namespace lakerun::importer {
 
@@ -45,7 +46,7 @@ struct ImportOptions {
   ImageLayout image_layout = ImageLayout::kBytes;
   /// Progress: a bar when stderr is a terminal, plain lines otherwise; off when false.
   bool progress = false;
-  FileSystem* fs = nullptr;  ///< default LocalFileSystem()
+  FileSystem* fs = nullptr;  ///< default UriFileSystem(): local paths and object-store URIs
 };
 
 struct ImportResult {
@@ -62,7 +63,7 @@ struct IdxArray {
   std::string data;  ///< unsigned bytes, row-major
 };
 /// Reads an IDX file of unsigned bytes (type 0x08) and validates its magic, dimensions and size.
-IdxArray ReadIdx(const std::string& path, FileSystem& fs = LocalFileSystem());
+IdxArray ReadIdx(const std::string& path, FileSystem& fs = UriFileSystem());
 
 /// MNIST / Fashion-MNIST: `source_dir` holds {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]. Writes
 /// `out`/train and `out`/test with columns image and label (long). `splits` selects "train", "test" or both.

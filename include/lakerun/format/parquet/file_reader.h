@@ -81,7 +81,7 @@ struct ReaderOptions {
   /// mismatch is a CorruptDataError naming the file, row group, column, page and its offset, raised before any of
   /// the page's values are decoded.
   bool verify_crc = true;
-  /// Map files of LocalFileSystem() into memory and decode column chunks straight from the mapping instead of
+  /// Map local files (FileSystem::LocalPath) into memory and decode column chunks straight from the mapping instead of
   /// reading each chunk into a buffer first (one copy of the stored bytes less; in the views form, the values of
   /// UNCOMPRESSED chunks are views into the mapping, which the ColumnData keeps alive). Other file systems, or a
   /// file that cannot be mapped, are read as usual. The file must not shrink while it is open (reading a page past
@@ -91,8 +91,11 @@ struct ReaderOptions {
 
 class ParquetFile {
  public:
-  /// Reads and validates the footer. Throws IoError / CorruptDataError naming `path`.
-  static std::unique_ptr<ParquetFile> Open(FileSystem& fs, const std::string& path, const ReaderOptions& options = {});
+  /// Reads and validates the footer. Throws IoError / CorruptDataError naming `path`. `size`: the file's size when
+  /// the caller knows it (a listing's, a Delta log's), which saves an object store a request
+  /// (FileSystem::OpenForReadOfSize).
+  static std::unique_ptr<ParquetFile> Open(FileSystem& fs, const std::string& path, const ReaderOptions& options = {},
+                                           std::optional<uint64_t> size = std::nullopt);
   /// Parses a whole file held in memory (tests, fuzzing). `name` is used in error messages.
   static std::unique_ptr<ParquetFile> OpenBuffer(std::string bytes, const std::string& name = "<buffer>",
                                                  const ReaderOptions& options = {});
@@ -116,6 +119,14 @@ class ParquetFile {
                        const ColumnReadOptions& options) const;
   ColumnData ReadColumnChunk(int row_group, int column, const ColumnReadOptions& options) const;
 
+  /// Tells the file that these columns of `row_group` are read next, so that a remote file fetches their chunks
+  /// together (coalesced, several requests in flight) instead of one request per chunk. Does nothing for local and
+  /// memory-mapped files, and never throws: a chunk whose metadata is wrong is left to the read that reports it.
+  /// Thread-safe.
+  void WillReadRowGroup(int row_group, const std::vector<int>& columns) const;
+  /// WillReadRowGroup for several row groups at once: neighbouring chunks of different row groups coalesce too.
+  void WillReadRowGroups(const std::vector<int>& row_groups, const std::vector<int>& columns) const;
+
   /// The raw bytes of a column chunk as stored (page headers included).
   std::string ReadColumnChunkBytes(int row_group, int column) const;
   /// The chunk's page headers in file order, read with one small read per page (no page body is read or checked).
@@ -131,6 +142,9 @@ class ParquetFile {
 
  private:
   ParquetFile() = default;
+  /// Open's work on an opened file.
+  static std::unique_ptr<ParquetFile> FromFile(FileSystem& fs, const std::string& path, const ReaderOptions& options,
+                                               std::unique_ptr<RandomAccessFile> file);
   /// Reads the chunk's bytes (bounds-checked against the file) into `out`, without zero-filling; only the first
   /// `max_length` bytes when given.
   void ReadChunk(int row_group, int column, Buffer* out, std::optional<size_t> max_length = std::nullopt) const;

@@ -1,0 +1,39 @@
+// The pieces of the `_lakerun` extension module (python/CMakeLists.txt); module.cc calls each Register* once.
+// Private to src/python: the Python package (python/lakerun) is the public face, docs/python.md its manual.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "lakerun/data/column_policy.h"
+#include "lakerun/data/image_options.h"
+#include "lakerun/data/table_source.h"
+
+namespace lakerun::python {
+
+namespace py = pybind11;
+
+/// lakerun.Error and its subclasses, and the translation of lakerun::Error exceptions into them.
+void RegisterErrors(py::module_& m);
+/// lakerun._Loader over data::Loader.
+void RegisterLoader(py::module_& m);
+/// lakerun.Table over data::OpenTable (and delta::DeltaTable for the version).
+void RegisterTable(py::module_& m);
+/// lakerun._launch and lakerun._StoreClient over launch::Launch and the store, for lakerun.distributed.
+void RegisterLaunch(py::module_& m);
+
+/// TableOptions from the Python arguments shared by Loader and Table (filter: format/filter.h's text form).
+data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,
+                                    const std::optional<std::string>& filter, std::optional<int64_t> version,
+                                    std::optional<int64_t> timestamp_ms);
+
+/// One column's images= settings ({"channels": 1, "resize": 32, "crop": 28, ...}) as ImageOptions. Throws
+/// InvalidArgument naming the column and the key for an unknown key or a value of the wrong type.
+data::ImageOptions ImageOptionsFrom(const std::string& column, const py::dict& settings);
+/// One column's nulls= settings ({"fill_value": 0.0, "emit_mask": True}) as a NullPolicy; errors as above.
+data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& settings);
+
+}  // namespace lakerun::python

@@ -1,0 +1,168 @@
+// lakerun.Table: a table's schema, row count, Delta version and first rows, over data::OpenTable.
+#include <ATen/ATen.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>  // at::Tensor <-> torch.Tensor without a copy
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "lakerun/data/loader.h"
+#include "lakerun/format/delta/table.h"
+#include "python/bindings.h"
+
+namespace lakerun::python {
+namespace {
+
+// "int64", "uint8[28, 28]", "list<float32>": the element type, the fixed shape, and whether rows are lists.
+std::string TypeName(const data::ColumnInfo& c) {
+  std::string name = data::ToString(c.type);
+  if (!c.shape.empty()) {
+    name += "[";
+    for (size_t i = 0; i < c.shape.size(); ++i) name += (i ? ", " : "") + std::to_string(c.shape[i]);
+    name += "]";
+  }
+  return c.is_list ? "list<" + name + ">" : name;
+}
+
+at::ScalarType ScalarTypeOf(data::ElementType type) {
+  switch (type) {
+    case data::ElementType::kBool: return at::kBool;
+    case data::ElementType::kUInt8: return at::kByte;
+    case data::ElementType::kInt8: return at::kChar;
+    case data::ElementType::kInt16: return at::kShort;
+    case data::ElementType::kInt32: return at::kInt;
+    case data::ElementType::kInt64: return at::kLong;
+    case data::ElementType::kFloat32: return at::kFloat;
+    case data::ElementType::kFloat64: return at::kDouble;
+    case data::ElementType::kBinary: break;
+  }
+  return at::kByte;
+}
+
+// A binary column's values in a batch: bytes per row, or a list of bytes per row for lists of binary values.
+py::list BinaryValues(const data::Batch& batch, const data::ColumnInfo& c) {
+  py::list values;
+  if (c.is_list) {
+    for (const auto& row : batch.list_bytes(c.name)) {
+      py::list items;
+      for (std::string_view item : row) items.append(py::bytes(item.data(), item.size()));
+      values.append(items);
+    }
+  } else {
+    for (int64_t i = 0; i < batch.size(); ++i) {
+      std::string_view v = batch.bytes(c.name, i);
+      values.append(py::bytes(v.data(), v.size()));
+    }
+  }
+  return values;
+}
+
+// A table opened once; the loader-free questions about it.
+class Table {
+ public:
+  Table(std::string path, std::optional<int64_t> version, std::optional<int64_t> timestamp_ms)
+      : path_(std::move(path)), options_(MakeTableOptions(std::nullopt, std::nullopt, version, timestamp_ms)) {
+    py::gil_scoped_release release;
+    source_ = data::OpenTable(path_, options_);
+    if (delta::IsDeltaTable(path_)) {
+      delta::DeltaTable table(path_);
+      if (version) {
+        version_ = version;
+      } else if (timestamp_ms) {
+        version_ = table.AtTimestamp(*timestamp_ms).version;
+      } else {
+        version_ = table.LatestVersion();
+      }
+    }
+  }
+
+  const std::string& path() const { return path_; }
+  std::optional<int64_t> version() const { return version_; }
+  uint64_t num_rows() const { return source_->num_rows(); }
+
+  py::list schema() const {
+    py::list out;
+    for (const auto& c : source_->columns()) out.append(py::make_tuple(c.name, TypeName(c)));
+    return out;
+  }
+
+  // The first n rows in table order: a tensor per fixed-width column, a list of bytes per binary column.
+  py::dict Head(int64_t n) const {
+    const int64_t rows = std::min<int64_t>(std::max<int64_t>(n, 0), static_cast<int64_t>(num_rows()));
+    py::dict out;
+    if (rows == 0) {
+      for (const auto& c : source_->columns()) {
+        if (c.type == data::ElementType::kBinary) {
+          out[py::str(c.name)] = py::list();
+          continue;
+        }
+        std::vector<int64_t> shape{0};
+        shape.insert(shape.end(), c.shape.begin(), c.shape.end());
+        out[py::str(c.name)] = at::empty(shape, at::TensorOptions().dtype(ScalarTypeOf(c.type)));
+      }
+      return out;
+    }
+    data::LoaderOptions o;
+    o.batch_size = rows;
+    o.rank = 0;
+    o.world_size = 1;
+    o.shuffle.enabled = false;
+    o.num_threads = 0;
+    for (const auto& c : source_->columns()) {
+      if (c.type == data::ElementType::kBinary) o.raw_bytes.push_back(c.name);
+    }
+    std::optional<data::Batch> batch;
+    {
+      py::gil_scoped_release release;
+      data::Loader loader(source_, o);
+      batch = loader.Next();
+    }
+    for (const auto& c : source_->columns()) {
+      if (c.type == data::ElementType::kBinary) {
+        out[py::str(c.name)] = BinaryValues(*batch, c);
+      } else {
+        out[py::str(c.name)] = batch->at(c.name);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string path_;
+  data::TableOptions options_;
+  std::shared_ptr<const data::RowSource> source_;
+  std::optional<int64_t> version_;
+};
+
+}  // namespace
+
+data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,
+                                    const std::optional<std::string>& filter, std::optional<int64_t> version,
+                                    std::optional<int64_t> timestamp_ms) {
+  data::TableOptions t;
+  if (columns) t.columns = *columns;
+  if (filter) t.filter = data::Filter::Parse(*filter);
+  t.delta_version = version;
+  t.delta_timestamp_ms = timestamp_ms;
+  return t;
+}
+
+void RegisterTable(py::module_& m) {
+  py::class_<Table>(m, "Table", "A Parquet file, a folder of Parquet files or a Delta table, opened once.")
+      .def(py::init<std::string, std::optional<int64_t>, std::optional<int64_t>>(), py::arg("path"),
+           py::arg("version") = py::none(), py::arg("timestamp") = py::none(),
+           "Opens `path` (a Delta table at `version`, or at the newest version committed at or before `timestamp`"
+           " ms since 1970; the latest when both are None).")
+      .def_property_readonly("path", &Table::path, "The path the table was opened from.")
+      .def_property_readonly("version", &Table::version, "The Delta version read; None for Parquet files.")
+      .def_property_readonly("num_rows", &Table::num_rows, "Rows of the table (after deletion vectors).")
+      .def_property_readonly("schema", &Table::schema,
+                             "[(name, type)] of every column, as the loader reads it: 'int64', 'uint8[784]', "
+                             "'binary' (strings and bytes), 'list<float32>'.")
+      .def("head", &Table::Head, py::arg("n") = 5,
+           "The first n rows in table order: {column: tensor} for fixed-width columns, {column: [bytes]} for "
+           "binary and string columns. A null value raises lakerun.InvalidArgument naming the column.");
+}
+
+}  // namespace lakerun::python
