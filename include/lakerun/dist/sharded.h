@@ -3,7 +3,9 @@
 //
 //   auto net = std::make_shared<Net>();
 //   auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
-//   lakerun::dist::ShardedDataParallel sdp(ctx, net, {adam}, {.stage = lakerun::dist::ZeroStage::kGradients});
+//   lakerun::dist::ShardedOptions options;
+//   options.stage = lakerun::dist::ZeroStage::kGradients;   // level 2 (the default); kOptimizerState: level 1
+//   lakerun::dist::ShardedDataParallel sdp(ctx, net, {adam}, options);
 //   for (...) {
 //     adam->zero_grad();
 //     loss_fn(net->forward(x), y).backward();   // level 2: gradients reduce-scattered into this rank's chunks
