@@ -77,13 +77,7 @@ TrainerExampleOptions ParseTrainerExampleOptions(int argc, const char* const* ar
       {"--tracking-uri", [&](auto&, auto& v) { o.tracking_uri = v; }},
       {"--experiment", [&](auto&, auto& v) { o.experiment = v; }},
       {"--run-name", [&](auto&, auto& v) { o.run_name = v; }},
-      {"--strategy",
-       [&](auto& f, auto& v) {
-         const std::optional<train::Strategy> strategy = train::ParseStrategy(v);
-         LAKERUN_CHECK_AS(ConfigError, strategy.has_value(), "flag ", f, ": expected ddp, zero1 or zero2, got '", v,
-                          "'");
-         o.strategy = *strategy;
-       }},
+      {"--strategy", [&](auto& f, auto& v) { o.strategy = train::ParseStrategy("flag " + f, v); }},
   };
   ParseFlags(argc, argv, [&] { o.help = true; },
              {{"--resume", [&] { o.resume = true; }},

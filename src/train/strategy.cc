@@ -1,21 +1,20 @@
 #include "lakerun/train/strategy.h"
 
+#include "lakerun/base/choices.h"
+
 namespace lakerun::train {
+namespace {
 
-const char* ToString(Strategy strategy) {
-  switch (strategy) {
-    case Strategy::kDdp: return "ddp";
-    case Strategy::kZero1: return "zero1";
-    case Strategy::kZero2: return "zero2";
-  }
-  return "?";
-}
+constexpr NamedValue<Strategy> kStrategies[] = {{Strategy::kDdp, "ddp"},
+                                                {Strategy::kZero1, "zero1"},
+                                                {Strategy::kZero2, "zero2"},
+                                                {Strategy::kZero1, "deepspeed_stage_1"},
+                                                {Strategy::kZero2, "deepspeed_stage_2"}};
 
-std::optional<Strategy> ParseStrategy(std::string_view name) {
-  if (name == "ddp") return Strategy::kDdp;
-  if (name == "zero1" || name == "deepspeed_stage_1") return Strategy::kZero1;
-  if (name == "zero2" || name == "deepspeed_stage_2") return Strategy::kZero2;
-  return std::nullopt;
-}
+}  // namespace
+
+const char* ToString(Strategy strategy) { return NameOf(strategy, kStrategies); }
+
+Strategy ParseStrategy(std::string_view what, std::string_view text) { return ParseNamed(what, text, kStrategies); }
 
 }  // namespace lakerun::train

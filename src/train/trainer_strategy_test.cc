@@ -108,10 +108,13 @@ double MaxDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& 
 }
 
 TEST(StrategyTest, NamesRoundTripAndLightningsAliasesParse) {
-  for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2}) EXPECT_EQ(ParseStrategy(ToString(s)), s);
-  EXPECT_EQ(ParseStrategy("deepspeed_stage_1"), Strategy::kZero1);
-  EXPECT_EQ(ParseStrategy("deepspeed_stage_2"), Strategy::kZero2);
-  EXPECT_EQ(ParseStrategy("fsdp"), std::nullopt);
+  for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2}) {
+    EXPECT_EQ(ParseStrategy("strategy", ToString(s)), s);
+  }
+  EXPECT_EQ(ParseStrategy("strategy", "deepspeed_stage_1"), Strategy::kZero1);
+  EXPECT_EQ(ParseStrategy("strategy", "deepspeed_stage_2"), Strategy::kZero2);
+  EXPECT_THROW_WITH(ParseStrategy("strategy", "fsdp"), ConfigError, "strategy: 'fsdp' is not one of ddp, zero1, zero2");
+  EXPECT_THROW_WITH(ParseStrategy("--strategy", "zero3"), ConfigError, "(did you mean 'zero1'?)");
 }
 
 TEST(StrategyTest, ShardedStrategiesRefuseTheFloat16GradScaler) {
