@@ -139,6 +139,7 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   std::string rdzv_backend = "c10d";
   double join_timeout_seconds = 300;
   double heartbeat_timeout_seconds = 15;
+  double hang_timeout_seconds = 60;
   bool standalone = false;
   std::string rdzv_compat = "auto";
 
@@ -184,11 +185,14 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
                  "seconds to wait for every node to join, and to start each attempt together (default 300)");
   app.add_option(BothSpellings("--heartbeat-timeout"), heartbeat_timeout_seconds,
                  "seconds after which a node agent that is not heard from is lost and the job stops (default 15)");
+  app.add_option(BothSpellings("--hang-timeout"), hang_timeout_seconds,
+                 "seconds some ranks may wait in a collective while another makes no progress before the job is "
+                 "stopped as hung, naming that rank and printing its stacks (default 60; 0: off)");
   app.add_flag("--standalone", standalone, "torchrun's: one node with its own store (the default)");
   app.footer(
       "usage: lakerun launch -n N [options] -- PROGRAM [ARGS...]\n"
       "Exit status: 0 on success; the first failed rank's exit code, or 128+signal if it died by a signal;\n"
-      "128+signal if the launcher was stopped by SIGINT/SIGTERM; 124 on --timeout; 1 for launcher errors.\n"
+      "128+signal if the launcher was stopped by SIGINT/SIGTERM; 124 on --timeout or a hang; 1 for launcher errors.\n"
       "See docs/launch.md.");
   // Parsing stops at the first argument that is not a known flag: PROGRAM when there is no "--", else whatever
   // stands before "--"; remaining() holds it and what follows, checked below.
@@ -227,6 +231,7 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   options.timeout = FromSeconds(timeout_seconds, "--timeout");
   options.join_timeout = FromSeconds(join_timeout_seconds, "--join-timeout");
   options.heartbeat_timeout = FromSeconds(heartbeat_timeout_seconds, "--heartbeat-timeout");
+  options.hang_timeout = FromSeconds(hang_timeout_seconds, "--hang-timeout");
   if (customize) customize(options);
   return Launch(options).exit_code;
 }

@@ -205,7 +205,12 @@ void NodeGroup::Watch() {
     try {
       WatchOnce();
       if (beat) {
-        store_.Set(Key("heartbeat/" + std::to_string(options_.node_rank)), std::to_string(++beat_));
+        std::string value = std::to_string(++beat_) + "\n";
+        {
+          std::lock_guard<std::mutex> progress_lock(mu_);
+          value += progress_;
+        }
+        store_.Set(Key("heartbeat/" + std::to_string(options_.node_rank)), value);
         CheckHeartbeats();
       }
       lock.lock();
@@ -266,6 +271,24 @@ void NodeGroup::CheckHeartbeats() {
                                Seconds(options_.heartbeat_timeout) + "; killed, or its host is down?)");
     }
   }
+}
+
+void NodeGroup::ShareProgress(std::string progress) {
+  std::lock_guard<std::mutex> lock(mu_);
+  progress_ = std::move(progress);
+}
+
+std::vector<std::pair<std::string, milliseconds>> NodeGroup::PeerProgress() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, milliseconds>> progress;
+  const Clock::time_point now = Clock::now();
+  for (size_t j = 0; j < beats_.size(); ++j) {
+    const size_t newline = beats_[j].find('\n');
+    if (newline == std::string::npos) continue;
+    progress.emplace_back(beats_[j].substr(newline + 1),
+                          std::chrono::duration_cast<milliseconds>(now - beat_changed_[j]));
+  }
+  return progress;
 }
 
 std::optional<NodeFailure> NodeGroup::Failure() {

@@ -5,7 +5,8 @@
 //   job                 node 0's registration, written before anyone can join: the job's --rdzv-id, --nnodes and
 //                       --nproc-per-node, against which every other agent checks its own (a mismatch is refused)
 //   node/K              agent K's registration (CompareSet: a second agent with the same --node-rank is refused)
-//   heartbeat/K         a counter agent K bumps every heartbeat period
+//   heartbeat/K         a counter agent K bumps every heartbeat period, then a newline and what it last shared of
+//                       its ranks' progress (ShareProgress), which every agent reads for hang detection
 //   attempt/A/ready/K   agent K is ready to start attempt A: the ranks start once every agent is
 //   attempt/A/failure   the first failure of attempt A (NodeFailure::Encode; CompareSet, the first one wins)
 //   attempt/A/done/K    every rank of node K exited 0 in attempt A
@@ -77,6 +78,11 @@ class NodeGroup {
   /// This node's ranks all exited 0: waits until every node's did (nullopt) or a failure is known, polling
   /// `interrupted()`. Bounded by the heartbeats: a lost agent is a failure.
   std::optional<NodeFailure> FinishAttempt(const std::function<bool()>& interrupted);
+  /// What this agent's next heartbeats carry of its ranks' progress (launch/hang_judge.h's encoding).
+  void ShareProgress(std::string progress);
+  /// What the other agents' last heartbeats carried (this node's not included), each with the time since this agent
+  /// read it: the progress it describes is at least that much older now.
+  std::vector<std::pair<std::string, std::chrono::milliseconds>> PeerProgress();
   /// This agent leaves the job. Node 0 keeps the store up until every other agent left or was lost.
   void Leave();
 
@@ -109,6 +115,7 @@ class NodeGroup {
   Clock::time_point last_answer_;         // the store's last answer
   std::string store_error_;               // the store's last error, if it failed
   std::vector<std::string> beats_;        // the others' last heartbeat values
+  std::string progress_;                  // this node's, for its heartbeats
   std::vector<Clock::time_point> beat_changed_;
   std::vector<bool> left_;
   int64_t beat_ = 0;

@@ -104,6 +104,11 @@ struct LaunchOptions {
   std::string run_id;
   /// Wall-clock limit of each attempt; zero = none. A job that runs past it fails with exit code 124.
   std::chrono::milliseconds timeout{0};
+  /// Hang detection (--hang-timeout; zero turns it off): when some ranks have waited this long in a collective while
+  /// another made no progress for as long, the job fails with exit code 124, naming that rank (node, pid, state, the
+  /// collective it last entered) and printing its stacks. Ranks on lakerun::dist report their collectives; other
+  /// programs are not judged.
+  std::chrono::milliseconds hang_timeout{std::chrono::seconds(60)};
   /// Extra variables for every rank (override the inherited environment, not the launcher's own variables).
   std::map<std::string, std::string> extra_env;
   /// Forward SIGINT/SIGTERM received by this process to the ranks (only signals whose disposition is default).
@@ -137,7 +142,7 @@ struct LaunchOptions {
 
 struct LaunchResult {
   /// What `lakerun launch` exits with: 0; the first failed rank's exit code; 128+signal if it died by a signal or
-  /// the launcher was stopped by one; 124 on timeout.
+  /// the launcher was stopped by one; 124 on timeout or a hang.
   int exit_code = 0;
   /// Restarts performed; the last attempt ran with TORCHELASTIC_RESTART_COUNT == restarts.
   int restarts = 0;
@@ -153,6 +158,8 @@ struct LaunchResult {
   /// Signal that stopped the launcher (SIGINT/SIGTERM), or 0.
   int interrupted_by = 0;
   bool timed_out = false;
+  /// The last attempt hung (LaunchOptions::hang_timeout): `failure` is the rank blamed, `failure_report` says why.
+  bool hung = false;
   /// The run id the ranks saw.
   std::string run_id;
   /// The number of ranks actually started (after the GPU cap).

@@ -11,7 +11,9 @@
 #   3. kill -9 of node 1's agent: node 0's agent names it through its heartbeat within --heartbeat-timeout + 5 s;
 #   4. host 2 cut off the network (its link down): each side names the other within --heartbeat-timeout + 5 s;
 #   5. --max-restarts 1 after rank 3 fails in attempt 0: both nodes restart together and complete;
-#   6. a second job's node 0 on the same port, and a node of another --rdzv-id, are refused; the job completes.
+#   6. a second job's node 0 on the same port, and a node of another --rdzv-id, are refused; the job completes;
+#   7. SIGSTOP of rank 3 (node 1) in the middle of DDP steps: both agents name it as hanging the job, with its state
+#      and the collective it last entered, within --hang-timeout + 10 s (+ gdb's bound for its stacks).
 # Exits 77 (skipped) when namespaces cannot be made. The namespaces, named after this shell's pid, and every
 # process are removed on exit; the addresses (10.232.0.x) exist only inside them.
 set -uo pipefail
@@ -197,5 +199,36 @@ show second.log other.log
 [[ $rc_other -ne 0 ]] && grep -qF "refusing to join another job: --rdzv-id 'job-b' here, 'job-a' there" \
   "$WORK/other.log" || fail "a node of another job was not refused"
 [[ $rc0 -eq 0 && $rc1 -eq 0 ]] || { show job0.log job1.log; fail "the job failed after the refusals"; }
+
+echo "== 7. SIGSTOP of rank 3 on node 1 in the middle of DDP training"
+hung=(--hang-timeout 5 -- env LAKERUN_PROBE_DDP_STEPS=100000000 LAKERUN_PROBE_DDP_SHM=0 "$PROBE")
+agent 0 hang0.log "${hung[@]}"; a0=$AGENT
+agent 1 hang1.log "${hung[@]}"; a1=$AGENT
+victim=""
+for _ in $(seq 600); do
+  for pid in $(pgrep -P "$a1"); do
+    tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx RANK=3 && victim=$pid
+  done
+  [[ -n $victim ]] && break
+  sleep 0.05
+done
+[[ -n $victim ]] || { show hang0.log hang1.log; fail "rank 3 did not start on node 1"; }
+sleep 4  # past the rendezvous, into the steps
+kill -STOP "$victim"
+t0=$(now)
+finish "$a0" 40; rc0=$RC; t_a0=$(elapsed "$t0")
+finish "$a1" 40; rc1=$RC; t_all=$(elapsed "$t0")
+show hang0.log hang1.log
+echo "rank 3 (pid $victim) stopped: node 0's agent exited after ${t_a0} s, both after ${t_all} s (--hang-timeout 5)"
+for f in hang0.log hang1.log; do
+  grep -qF "error: node 1 (" "$WORK/$f" &&
+    grep -qF "rank 3 (pid $victim) hangs the job: stopped (SIGSTOP or SIGTSTP), no progress for" "$WORK/$f" ||
+    fail "$f does not name node 1, rank 3 and pid $victim as hanging the job"
+done
+grep -qF "stacks of rank 3 (pid $victim)" "$WORK/hang1.log" || fail "node 1 printed no stacks of rank 3"
+[[ $rc0 -eq 124 && $rc1 -eq 124 ]] || fail "exit codes $rc0, $rc1 (expected 124 on both nodes)"
+(($(echo "$t_a0 < 5 + 10" | bc))) || fail "node 0's agent took ${t_a0} s to name rank 3 and stop (hang timeout 5 s)"
+(($(echo "$t_all < 5 + 10 + 15" | bc))) || fail "the agents took ${t_all} s to stop (hang timeout 5 s, gdb 15 s)"
 PIDS=()
-echo "PASS: a 2-node job across two hosts trains as one host does; failures, lost agents and strangers are named"
+echo "PASS: a 2-node job across two hosts trains as one host does; failures, lost agents, hung ranks and strangers" \
+  "are named"
