@@ -32,7 +32,7 @@ struct alignas(64) Slot {
   std::atomic<int64_t> pid;
   std::atomic<uint64_t> entered;
   std::atomic<uint64_t> left;
-  std::atomic<int64_t> changed_ns;  // CLOCK_MONOTONIC of the last Enter / Leave (or of opening the slot)
+  std::atomic<int64_t> changed_ns;  // CLOCK_MONOTONIC_COARSE of the last Enter / Leave (or of opening the slot)
   std::atomic<uint32_t> last;
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
@@ -44,9 +44,11 @@ Slot* SlotAt(void* memory, int slot) {
   return reinterpret_cast<Slot*>(static_cast<char*>(memory) + sizeof(Header)) + slot;
 }
 
+// The coarse clock (the last timer tick: a few ms of resolution) reads in a few ns where the precise one takes tens;
+// verdicts are about seconds.
 int64_t MonotonicNs() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
@@ -170,7 +172,8 @@ void ProgressReporter::Enter(Collective collective) noexcept {
   auto& s = *static_cast<Slot*>(slot_);
   s.last.store(static_cast<uint32_t>(collective), std::memory_order_relaxed);
   s.changed_ns.store(MonotonicNs(), std::memory_order_relaxed);
-  s.entered.fetch_add(1, std::memory_order_release);
+  // Only this rank writes its slot: a plain store, not a locked read-modify-write.
+  s.entered.store(s.entered.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 void ProgressReporter::Leave() noexcept {
