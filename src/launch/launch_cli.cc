@@ -103,9 +103,13 @@ void ApplyEndpoint(const std::string& endpoint, LaunchOptions& options) {
 }
 
 // The flags of a job of several nodes, checked together.
-void CheckNodes(const LaunchOptions& options, bool standalone, bool master_port_given) {
-  LAKERUN_CHECK_AS(ConfigError, options.node_rank >= 0 && options.node_rank < options.nnodes, "launch: --node-rank ",
-                   options.node_rank, " is outside 0..", options.nnodes - 1, " (--nnodes ", options.nnodes, ")");
+// Without --node-rank, one node is node 0 and several are numbered at the rendezvous.
+void CheckNodes(LaunchOptions& options, bool standalone, bool master_port_given, bool node_rank_given) {
+  if (!node_rank_given) options.node_rank = options.nnodes > 1 ? kNodeRankAtRendezvous : 0;
+  LAKERUN_CHECK_AS(ConfigError,
+                   !node_rank_given || (options.node_rank >= 0 && options.node_rank < options.nnodes),
+                   "launch: --node-rank ", options.node_rank, " is outside 0..", options.nnodes - 1, " (--nnodes ",
+                   options.nnodes, ")");
   if (options.nnodes == 1) return;
   LAKERUN_CHECK_AS(ConfigError, !standalone, "launch: --standalone is one node; --nnodes ", options.nnodes,
                    " needs --master-addr and --master-port (or --rdzv-endpoint) naming node 0");
@@ -170,8 +174,10 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
                  "authenticate (unmodified PyTorch); auto: on when --master-addr is loopback");
   app.add_option(BothSpellings("--run-id"), options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
   app.add_option("--nnodes", nnodes, "nodes of the job, N or N:N (default 1); run one launcher per node");
-  app.add_option(BothSpellings("--node-rank"), options.node_rank,
-                 "this node's rank, 0..nnodes-1; node 0 hosts the store (default 0)");
+  CLI::Option* node_rank = app.add_option(BothSpellings("--node-rank"), options.node_rank,
+                 "this node's rank, 0..nnodes-1; node 0 hosts the store (default: one node is node 0; on several, "
+                 "the node that can listen at the store's address is node 0 and the others are numbered as they "
+                 "join)");
   CLI::Option* master_port =
       app.add_option(BothSpellings("--master-port"), options.master_port,
                      "the store's port on node 0 (default: a free one; required with --nnodes above 1)");
@@ -215,11 +221,10 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
     options.command = remaining;
   }
   LAKERUN_CHECK_AS(ConfigError, rdzv_backend == "c10d" || rdzv_backend == "static", "launch: --rdzv-backend ",
-                   rdzv_backend, ": only c10d and static are known (node 0's agent hosts the store, --node-rank on ",
-                   "every node)");
+                   rdzv_backend, ": only c10d and static are known (both: node 0's agent hosts the store)");
   options.nnodes = ParseNnodes(nnodes);
   if (!rdzv_endpoint.empty()) ApplyEndpoint(rdzv_endpoint, options);
-  CheckNodes(options, standalone, master_port->count() > 0 || !rdzv_endpoint.empty());
+  CheckNodes(options, standalone, master_port->count() > 0 || !rdzv_endpoint.empty(), node_rank->count() > 0);
   LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
                    "launch: no program given (usage: lakerun launch -n N [options] -- PROGRAM [ARGS...])");
   if (!ranks.empty()) options.show_ranks = ParseRankList(ranks);

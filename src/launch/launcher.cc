@@ -773,7 +773,9 @@ void CheckOptions(const LaunchOptions& options) {
   LAKERUN_CHECK_AS(ConfigError, options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ",
                    options.max_restarts);
   LAKERUN_CHECK_AS(ConfigError, options.timeout.count() >= 0, "launch: --timeout must not be negative");
-  LAKERUN_CHECK_AS(ConfigError, options.nnodes >= 1 && options.node_rank >= 0 && options.node_rank < options.nnodes,
+  const bool at_rendezvous = options.node_rank == kNodeRankAtRendezvous && options.nnodes > 1;
+  LAKERUN_CHECK_AS(ConfigError,
+                   options.nnodes >= 1 && (at_rendezvous || (options.node_rank >= 0 && options.node_rank < options.nnodes)),
                    "launch: --node-rank ", options.node_rank, " is outside 0..", options.nnodes - 1);
   LAKERUN_CHECK_AS(ConfigError, options.nnodes == 1 || options.master_port > 0, "launch: --nnodes ", options.nnodes,
                    " needs --master-port, the same on every node");
@@ -806,6 +808,7 @@ struct RankEnvBase {
   std::vector<std::string> inherited;
   std::vector<std::string> gpus;
   int first_rank = 0;
+  int node_rank = 0;
   int world = 1;
   int cores = 1;
   bool console_is_terminal = false;
@@ -822,7 +825,7 @@ std::vector<std::vector<std::string>> RankEnvironments(const LaunchOptions& opti
     spec.local_rank = rank;
     spec.world_size = base.world;
     spec.local_world_size = n;
-    spec.group_rank = options.node_rank;
+    spec.group_rank = base.node_rank;
     spec.group_world_size = options.nnodes;
     store.Describe(&spec);
     spec.restart_count = attempt;
@@ -894,7 +897,7 @@ std::unique_ptr<internal::NodeGroup> JoinNodes(const LaunchOptions& options, int
   if (options.nnodes == 1) return nullptr;
   internal::NodeGroupOptions group;
   group.nnodes = options.nnodes;
-  group.node_rank = options.node_rank;
+  group.node_rank = store.node_rank;
   group.nproc = n;
   group.rdzv_id = options.rdzv_id;
   group.store_address = options.master_addr + ":" + std::to_string(options.master_port);
@@ -996,12 +999,13 @@ LaunchResult Launch(const LaunchOptions& options) {
   rank_env.inherited = internal::CurrentEnvironment();
   rank_env.gpus = gpus;
   rank_env.first_rank = first_rank;
+  rank_env.node_rank = group ? group->node_rank() : 0;
   rank_env.world = world;
   rank_env.cores = internal::AvailableCores();
   // Progress bars: ranks draw one when the launcher's console is a terminal, and the router shows it live.
   rank_env.console_is_terminal = ::isatty(options.stderr_fd) == 1;
   rank_env.run_id = result.run_id;
-  internal::HangWatch hang({n, first_rank, options.node_rank, options.hang_timeout});
+  internal::HangWatch hang({n, first_rank, rank_env.node_rank, options.hang_timeout});
   rank_env.hang = &hang;
   internal::OutputRouter router(RouterOptions(options, n, first_rank, rank_env.console_is_terminal));
   internal::SignalWatch signals(options.forward_signals, options.take_signal_handlers);

@@ -97,6 +97,20 @@ NodeGroup::~NodeGroup() {
 
 std::string NodeGroup::Key(const std::string& suffix) const { return "lakerun/agent/" + suffix; }
 
+// The next free node rank from 1 on, in the order agents ask (a counter in the store); one a node took with an
+// explicit --node-rank is skipped. Refused once every rank is taken.
+int NodeGroup::ClaimNodeRank(const std::string& registration) {
+  for (;;) {
+    const int64_t k = store_.Add(Key("next_node"), 1);
+    LAKERUN_CHECK_AS(ConfigError, k < options_.nnodes, "launch: the job at ", options_.store_address,
+                     " already has its ", options_.nnodes, " nodes (--nnodes ", options_.nnodes,
+                     "); this agent (", host_, ", pid ", ::getpid(), ") is one too many");
+    if (store_.CompareSet(Key("node/" + std::to_string(k)), "", registration) == registration) {
+      return static_cast<int>(k);
+    }
+  }
+}
+
 std::string NodeGroup::AttemptKey(const std::string& suffix) const {
   return Key("attempt/" + std::to_string(attempt_) + "/" + suffix);
 }
@@ -105,7 +119,8 @@ std::string NodeGroup::AttemptKey(const std::string& suffix) const {
 // claims its node rank.
 void NodeGroup::Register() {
   Registration mine{options_.nnodes, options_.nproc, static_cast<int>(::getpid()), host_, options_.rdzv_id};
-  const int k = options_.node_rank;
+  const bool assigned = options_.node_rank == kNodeRankAtRendezvous;
+  const int k = assigned ? 1 : options_.node_rank;  // for the messages until the claim below
   const std::string at = " at " + options_.store_address;
   if (k == 0) {
     store_.Set(Key("job"), mine.Encode());
@@ -118,7 +133,10 @@ void NodeGroup::Register() {
                     Seconds(options_.join_timeout), " (node 0's agent should write it as soon as it starts)");
     }
     const Registration zero = Registration::Decode(job, "the job's registration" + at);
-    const std::string both = ": this is " + mine.Name(k) + ", the job" + at + " is hosted by " + zero.Name(0);
+    const std::string me = assigned ? "an agent without --node-rank (" + host_ + ", pid " +
+                                          std::to_string(mine.pid) + ")"
+                                    : mine.Name(k);
+    const std::string both = ": this is " + me + ", the job" + at + " is hosted by " + zero.Name(0);
     LAKERUN_CHECK_AS(ConfigError, zero.rdzv_id == mine.rdzv_id, "launch: refusing to join another job: --rdzv-id '",
                      mine.rdzv_id, "' here, '", zero.rdzv_id, "' there", both);
     LAKERUN_CHECK_AS(ConfigError, zero.nnodes == mine.nnodes, "launch: --nnodes ", mine.nnodes, " here, ",
@@ -127,6 +145,10 @@ void NodeGroup::Register() {
                      zero.nproc, " on node 0 (every node must start the same number of ranks)", both);
   }
   const std::string value = mine.Encode();
+  if (assigned) {
+    options_.node_rank = ClaimNodeRank(value);
+    return;
+  }
   const std::string holder = store_.CompareSet(Key("node/" + std::to_string(k)), "", value);
   if (holder != value) {
     const Registration other = Registration::Decode(holder, "node " + std::to_string(k) + "'s registration" + at);

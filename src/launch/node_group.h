@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "lakerun/launch/launcher.h"
 #include "lakerun/rdzv/store.h"
 #include "launch/node_failure.h"
 
@@ -37,6 +38,7 @@ namespace lakerun::launch::internal {
 
 struct NodeGroupOptions {
   int nnodes = 1;
+  /// kNodeRankAtRendezvous: claimed when joining (node_rank() says which).
   int node_rank = 0;
   /// Ranks on this node (--nproc-per-node): the same on every node.
   int nproc = 1;
@@ -90,6 +92,7 @@ class NodeGroup {
   std::string Key(const std::string& suffix) const;
   std::string AttemptKey(const std::string& suffix) const;
   void Register();
+  int ClaimNodeRank(const std::string& registration);
   void AwaitNodes();
   void Watch();
   void WatchOnce();

@@ -67,6 +67,11 @@ struct AttemptReport {
   std::vector<std::optional<RankExit>> exits;
 };
 
+/// LaunchOptions::node_rank of an agent whose node rank the rendezvous assigns (torchrun's c10d backend without
+/// --node-rank): the agent that can listen at --master-addr:--master-port hosts the store and is node 0; the others
+/// are numbered 1, 2, ... in the order they join.
+inline constexpr int kNodeRankAtRendezvous = -1;
+
 struct LaunchOptions {
   /// Number of ranks to start on this machine (-n). Must be >= 1.
   int processes = 1;
@@ -92,7 +97,8 @@ struct LaunchOptions {
   /// Nodes of the job (--nnodes), each running one launcher, its node agent (docs/launch.md, "Many nodes"). 1: this
   /// launcher is the whole job.
   int nnodes = 1;
-  /// This node's rank, 0..nnodes-1 (--node-rank). Node 0's agent hosts the store; ranks are numbered in node order.
+  /// This node's rank, 0..nnodes-1 (--node-rank), or kNodeRankAtRendezvous. Node 0's agent hosts the store; ranks
+  /// are numbered in node order.
   int node_rank = 0;
   /// The job's id (--rdzv-id): every node of a job must give the same one; a node with another is refused.
   std::string rdzv_id = "none";
