@@ -321,10 +321,17 @@ class Attempt {
   // The rank's number in the job (its local number plus the node's first rank).
   int Global(int local_rank) const { return (group_ ? group_->first_rank() : 0) + local_rank; }
 
-  // Another node's failure (or a lost agent) stops this node's ranks.
+  // Another node's failure (or a lost agent) stops this node's ranks; so does a hang node 0 found here.
   void WatchPeers() {
     if (group_ == nullptr || stopping_) return;
     std::optional<internal::NodeFailure> failure = group_->Failure();
+    if (failure && failure->node == group_->node_rank() && failure->hang && failure->rank >= Global(0) &&
+        failure->rank < Global(static_cast<int>(ranks_.size()))) {
+      const internal::RankObservation blamed{failure->rank, failure->node, failure->pid, {},
+                                             RankState(failure->rank - Global(0))};
+      ReportHang(blamed, failure->cause, {});
+      return;
+    }
     if (!failure || failure->node == group_->node_rank()) return;
     outcome_.end = AttemptEnd::kPeerFailure;
     outcome_.peer = failure;
@@ -355,19 +362,32 @@ class Attempt {
     return world;
   }
 
-  // About once a second: does the job hang? The blamed rank's agent reports it and stops the job; the other agents
-  // learn it as a peer's failure.
+  // About once a second: does the job hang? On one node the launcher judges; on several, node 0's agent judges the
+  // whole job from the progress the others' heartbeats carry (they only share theirs). A hang of a rank of node K is
+  // published as the attempt's failure; node K's agent then takes its stacks and every agent stops its ranks.
   void WatchForHangs() {
     if (stopping_ || ranks_.empty() || !hang_.Due()) return;
-    const std::optional<internal::HangVerdict> verdict = internal::JudgeHang(ObserveWorld(), hang_.timeout());
+    const std::vector<internal::RankObservation> world = ObserveWorld();
+    if (group_ != nullptr && group_->node_rank() != 0) return;
+    const std::optional<internal::HangVerdict> verdict = internal::JudgeHang(world, hang_.timeout());
     if (!verdict) return;
     const bool deadlock = verdict->culprits.empty();
     const internal::RankObservation& blamed = deadlock ? verdict->waiting.front() : verdict->culprits.front();
-    if (group_ != nullptr && blamed.node != group_->node_rank()) return;
-    ReportHang(blamed,
-               deadlock ? verdict->DescribeDeadlock(hang_.timeout())
-                        : verdict->DescribeCulprit(blamed) + " (--hang-timeout " + Seconds(hang_.timeout()) + ")",
-               verdict->culprits);
+    const std::string cause = deadlock ? verdict->DescribeDeadlock(hang_.timeout())
+                                       : verdict->DescribeCulprit(blamed) + " (--hang-timeout " +
+                                             Seconds(hang_.timeout()) + ")";
+    if (group_ != nullptr && blamed.node != group_->node_rank()) {
+      group_->Publish({blamed.node, group_->host_of(blamed.node), blamed.rank, blamed.pid, cause, kHangExitCode,
+                       /*hang=*/true});
+      return;  // its agent reports it; WatchPeers stops this node's ranks once the failure is in the store
+    }
+    ReportHang(blamed, cause, verdict->culprits);
+  }
+
+  // The /proc state of local rank `local` now (for a hang another agent found).
+  internal::ProcessState RankState(int local) const {
+    const RankProcess& p = ranks_[static_cast<size_t>(local)];
+    return p.running ? internal::SampleProcess(p.child.pid).state : internal::ProcessState::kExited;
   }
 
   // Blames `blamed` (a rank of this node) for the hang `cause` describes, prints its stacks, stops the job.

@@ -125,7 +125,11 @@ TEST_F(MultiNodeTest, WithoutNodeRanksTheRendezvousNumbersTheNodes) {
 
 TEST_F(MultiNodeTest, AnAgentBeyondNnodesIsRefused) {
   const pid_t node0 = Agent(0, {}, {"--sleep", "3"}, "node0");
-  const pid_t node1 = Agent(1, {}, {"--sleep", "3"}, "node1");
+  const pid_t node1 = Agent(1, {}, {"--stdout", "started", "--sleep", "3"}, "node1");
+  const auto deadline = Clock::now() + seconds(30);  // both nodes joined: node 1's ranks run
+  while (ReadFile(dir_.Join("node1.out")).find("[rank2] started") == std::string::npos && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   const Finished extra = RunLauncher({"--nnodes", "2", "--master-port", port_, "--rdzv-secret-file", secret_file_,
                                       "-n", "2", "--join-timeout", "10", "--", rank_},
                                      seconds(60));

@@ -265,9 +265,12 @@ void NodeGroup::WatchOnce() {
   if (value && !failure_) failure_ = NodeFailure::Decode(*value);
 }
 
-// Reads the other agents' heartbeats; one unchanged for heartbeat_timeout, whose agent did not leave, is lost.
+// Node 0 reads the other agents' heartbeats; one unchanged for heartbeat_timeout, whose agent did not leave, is lost
+// (and published as the attempt's failure, so every agent learns it). The others read none: node 0 lost shows as its
+// store gone silent (LostStore). So the store serves nnodes - 1 heartbeat reads a period, not nnodes squared.
 void NodeGroup::CheckHeartbeats() {
-  for (int j = 0; j < options_.nnodes; ++j) {
+  if (options_.node_rank != 0) return;
+  for (int j = 1; j < options_.nnodes; ++j) {
     if (j == options_.node_rank) continue;
     const std::optional<std::string> beat = store_.TryGet(Key("heartbeat/" + std::to_string(j)));
     const bool gone_quiet = [&] {
