@@ -50,12 +50,14 @@ TORCHRUN_STD_FIX = ["--redirects", "9:3", "--tee", "9:3"]
 
 
 class Hosts:
-    """The emulated hosts: starts commands on them, waits for them (bounded), and empties them."""
+    """The emulated hosts: starts commands on them, waits for them (bounded), and empties them. Of each process it
+    waited for, `usage` holds (its own CPU seconds, its threads' and not its children's; its wall seconds), by log."""
 
     def __init__(self, names, net, on_host, work, timeout):
         self.names, self.net, self.on_host, self.work, self.timeout = names, net, on_host, work, timeout
         self.env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "GLOO_SOCKET_IFNAME": "eth0"}
         self.live = []
+        self.usage = {}
 
     def address(self, host):
         return f"{self.net}.{host + 1}"
@@ -64,9 +66,22 @@ class Hosts:
         with open(os.path.join(self.work, log), "wb") as out:
             proc = subprocess.Popen([self.on_host, self.names[host]] + cmd, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, env=dict(self.env, **env), start_new_session=True)
-        proc.log = log
+        proc.log, proc.started = log, time.monotonic()
         self.live.append(proc)
         return proc
+
+    def exit_status(self, proc, deadline):
+        """Waits until proc has exited (None past the deadline), notes its usage from its zombie's /proc/PID/stat
+        (utime and stime: every thread of it, none of its children), then reaps it."""
+        while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+        wall = time.monotonic() - proc.started
+        with open(f"/proc/{proc.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        self.usage[proc.log] = ((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), wall)
+        return proc.wait()
 
     def wait(self, what):
         """Waits for every started process (until --timeout after the first wait began); returns their logs' text."""
@@ -75,12 +90,10 @@ class Hosts:
         failed = []
         try:
             for proc in procs:
-                try:
-                    rc = proc.wait(max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
+                rc = self.exit_status(proc, deadline)
+                if rc is None:
                     failed.append(f"{proc.log}: still running after {self.timeout:g} s")
-                    continue
-                if rc != 0:
+                elif rc != 0:
                     failed.append(f"{proc.log}: exit status {rc}")
         finally:
             self.live = procs
@@ -129,6 +142,7 @@ class Bench:
         self.args, self.hosts = args, hosts
         self.here = os.path.dirname(os.path.abspath(__file__))
         self.port = 29500
+        self.agent_usage = []  # (CPU s, wall s) of each agent of the step runs
         self.secret = os.path.join(args.work, "secret")
         fd = os.open(self.secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, os.urandom(32).hex().encode())
@@ -195,6 +209,7 @@ class Bench:
 
     def steps_agents(self):
         _, out = self.lakerun(self.args.step_nproc_per_node, self.steps_program(), "agents")
+        self.agent_usage += [usage for log, usage in self.hosts.usage.items() if log.startswith(f"agents.{self.port}.")]
         return self.step_ms(out, "the steps under lakerun launch")
 
     def steps_by_hand(self):
@@ -274,6 +289,12 @@ def main():
     print(f"steps, {steps_shape}: lakerun launch agents {med['agents']:.2f} ms/step "
           f"({spread(runs['agents'], 'ms', '.2f')}), by hand {med['hand']:.2f} ms/step "
           f"({spread(runs['hand'], 'ms', '.2f')}); ratio agents/by hand {med['agents'] / med['hand']:.3f}")
+    cpu = [c * 1e3 for c, _ in bench.agent_usage]
+    share = [100 * c / w for c, w in bench.agent_usage]
+    print(f"agents' own CPU in the step runs (every thread of lakerun launch: start, supervision, heartbeats, store "
+          f"polls): median {statistics.median(cpu):.0f} ms per agent over a median "
+          f"{statistics.median(w for _, w in bench.agent_usage):.1f} s job, {statistics.median(share):.2f}% of one "
+          f"core (at most {max(share):.2f}%)")
     print(f"# load average at the end {os.getloadavg()[0]:.1f}; a run's step figure is the median over its ranks of "
           "each rank's median step; medians over runs", flush=True)
 
