@@ -25,6 +25,8 @@ PKGS=(
   openmpi-bin libopenmpi-dev
   # misc tools used by tests
   procps psmisc
+  # the launcher's user-space stacks of a hung rank (optional at run time; tested)
+  gdb
 )
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 missing=()

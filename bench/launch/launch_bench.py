@@ -30,6 +30,26 @@ INIT_RE = re.compile(r"INIT rank=(\d+) forked=(\d+) peers=(\d+) group=(\d+)")
 TIMING_RE = re.compile(r"timing: launcher_start_realtime_ns=(\d+) store_ready_ms=(\S+) all_ranks_execed_ms=(\S+)")
 
 
+def first_all_reduce(stdout, n, t0, what):
+    """Checks the BENCH lines of n ranks in stdout (one per rank, each all-reduce summing 1..n; exits naming `what`
+    otherwise) and returns them as (rank, t_main, t_ready, t_done) with the times measured from t0 (CLOCK_REALTIME
+    ns): to the last rank past its all-reduce, to the first rank's main(), and the rendezvous (the last rank ready
+    minus the last rank entering main)."""
+    ranks = {int(m.group(1)): m for m in BENCH_RE.finditer(stdout)}
+    if sorted(ranks) != list(range(n)):
+        sys.exit(f"expected the BENCH lines of ranks 0..{n - 1} from {what}, got ranks {sorted(ranks)}:\n{stdout}")
+    expected = n * (n + 1) / 2
+    for rank, m in ranks.items():
+        if float(m.group(5)) != expected:
+            sys.exit(f"{what}: rank {rank}'s all-reduce gave {m.group(5)} (expected {expected:g})")
+    lines = [tuple(int(x) for x in m.groups()[:4]) for m in ranks.values()]
+    return lines, {
+        "to_all_reduced_s": (max(r[3] for r in lines) - t0) / 1e9,
+        "rendezvous_ms": (max(r[2] for r in lines) - max(r[1] for r in lines)) / 1e6,
+        "first_rank_main_s": (min(r[1] for r in lines) - t0) / 1e9,
+    }
+
+
 def run(cmd, n, timeout):
     t0 = time.time_ns()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
@@ -37,19 +57,8 @@ def run(cmd, n, timeout):
     wall = (time.time_ns() - t0) / 1e9
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
-    ranks = [tuple(int(x) for x in m.groups()[:4]) for m in BENCH_RE.finditer(proc.stdout)]
-    if len(ranks) != n:
-        sys.exit(f"expected {n} BENCH lines from {' '.join(cmd)}, got {len(ranks)}:\n{proc.stdout}\n{proc.stderr}")
-    expected = n * (n + 1) / 2
-    for m in BENCH_RE.finditer(proc.stdout):
-        if float(m.group(5)) != expected:
-            sys.exit(f"wrong all-reduce result {m.group(5)} (expected {expected:g})")
-    result = {
-        "to_all_reduced_s": (max(r[3] for r in ranks) - t0) / 1e9,
-        "wall_s": wall,
-        "rendezvous_ms": (max(r[2] for r in ranks) - max(r[1] for r in ranks)) / 1e6,
-        "first_rank_main_s": (min(r[1] for r in ranks) - t0) / 1e9,
-    }
+    ranks, result = first_all_reduce(proc.stdout, n, t0, ' '.join(cmd))
+    result["wall_s"] = wall
     inits = [tuple(int(x) for x in m.groups()) for m in INIT_RE.finditer(proc.stdout)]
     if len(inits) == n:
         last_main = max(r[1] for r in ranks)

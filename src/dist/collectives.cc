@@ -34,9 +34,10 @@ const char* OpName(ReduceOp op) {
 // Runs one c10d collective to completion, turning c10d failures into lakerun errors. `describe` builds the
 // operation's name only when it failed (no string work on the fast path).
 template <typename Describe, typename Launch>
-void Run(Context& ctx, Describe&& describe, Launch&& launch) {
+void Run(Context& ctx, rdzv::Collective kind, Describe&& describe, Launch&& launch) {
   try {
     compat::WorkPtr work = launch(*ctx.impl().backend);
+    rdzv::ProgressReporter::Scope waiting(ctx.impl().progress.get(), kind);
     compat::Wait(work, ctx.timeout());
   } catch (const Error&) {
     throw;
@@ -80,7 +81,7 @@ void Barrier(Context& ctx) {
   if (!Distributed(ctx)) return;
   // An all-reduce of one element rather than c10d's barrier: Gloo's barrier takes no per-call timeout in 1.13.
   at::Tensor token = at::zeros({1}, at::TensorOptions().dtype(at::kInt).device(ctx.device()));
-  Run(ctx, [] { return std::string("barrier"); }, [&](compat::Backend& pg) {
+  Run(ctx, rdzv::Collective::kBarrier, [] { return std::string("barrier"); }, [&](compat::Backend& pg) {
     std::vector<at::Tensor> tensors{token};
     ::c10d::AllreduceOptions options;
     options.timeout = ctx.timeout();
@@ -95,7 +96,8 @@ void Broadcast(Context& ctx, at::Tensor& tensor, int root) {
   if (!Distributed(ctx)) return;
   CheckDeviceFor(ctx, tensor, "Broadcast");
   OnContiguous(tensor, [&](at::Tensor& t) {
-    Run(ctx, [&] { return StrCat("broadcast of ", t.nbytes(), " bytes from rank ", root); }, [&](compat::Backend& pg) {
+    const auto describe = [&] { return StrCat("broadcast of ", t.nbytes(), " bytes from rank ", root); };
+    Run(ctx, rdzv::Collective::kBroadcast, describe, [&](compat::Backend& pg) {
       std::vector<at::Tensor> tensors{t};
       ::c10d::BroadcastOptions options;
       options.rootRank = root;
@@ -112,7 +114,8 @@ void AllReduce(Context& ctx, at::Tensor& tensor, ReduceOp op) {
   if (!Distributed(ctx)) return;
   CheckDeviceFor(ctx, tensor, "AllReduce");
   OnContiguous(tensor, [&](at::Tensor& t) {
-    Run(ctx, [&] { return StrCat("all_reduce(", OpName(op), ") of ", t.nbytes(), " bytes"); }, [&](compat::Backend& pg) {
+    const auto describe = [&] { return StrCat("all_reduce(", OpName(op), ") of ", t.nbytes(), " bytes"); };
+    Run(ctx, rdzv::Collective::kAllReduce, describe, [&](compat::Backend& pg) {
       std::vector<at::Tensor> tensors{t};
       ::c10d::AllreduceOptions options;
       options.reduceOp = ToC10d(op);
@@ -146,7 +149,7 @@ std::vector<int64_t> GatherSizes(Context& ctx, std::size_t size, std::size_t max
   at::Tensor host = at::full({1}, static_cast<int64_t>(size), at::TensorOptions().dtype(at::kLong));
   at::Tensor mine = host.to(ctx.device());
   at::Tensor all = EmptyOnGroupDevice(ctx, {ctx.world_size()}, at::kLong);
-  Run(ctx, [&] { return StrCat(what, " (sizes)"); }, [&](compat::Backend& pg) {
+  Run(ctx, rdzv::Collective::kAllGather, [&] { return StrCat(what, " (sizes)"); }, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
     for (int r = 0; r < ctx.world_size(); ++r) outputs[0].push_back(all.narrow(0, r, 1));
     std::vector<at::Tensor> inputs{mine};
@@ -177,7 +180,8 @@ std::vector<std::string> AllGatherBytes(Context& ctx, const std::string& bytes, 
   if (!bytes.empty()) std::memcpy(host.data_ptr(), bytes.data(), bytes.size());
   at::Tensor mine = host.to(ctx.device());
   at::Tensor all = EmptyOnGroupDevice(ctx, {ctx.world_size(), width}, at::kByte);
-  Run(ctx, [&] { return StrCat("AllGatherBytes of ", width, " bytes per rank"); }, [&](compat::Backend& pg) {
+  const auto describe = [&] { return StrCat("AllGatherBytes of ", width, " bytes per rank"); };
+  Run(ctx, rdzv::Collective::kAllGather, describe, [&](compat::Backend& pg) {
     std::vector<std::vector<at::Tensor>> outputs{{}};
     for (int r = 0; r < ctx.world_size(); ++r) outputs[0].push_back(all[r]);
     std::vector<at::Tensor> inputs{mine};

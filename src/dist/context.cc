@@ -121,6 +121,8 @@ std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr stor
 #endif
   WaitForPeers(*store, env.rank, env.world_size, options.timeout, impl->endpoint, hosts_store);
   impl->timeline.peers_arrived_ns = RealtimeNs();
+  // Under `lakerun launch`: every blocking collective from here on is marked for the launcher's hang detection.
+  impl->progress = rdzv::ProgressReporter::FromEnvironment();
 #ifdef USE_C10D_NCCL
   if (impl->backend_kind == Backend::kNccl) {
     // Every rank reads the same verdict, so all take the same branch.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <lakerun/dist/init.h>
+#include <lakerun/rdzv/progress.h>
 
 #include "dist/c10d_compat.h"
 #include "dist/rank_env.h"
@@ -21,6 +22,8 @@ class Context::Impl {
   compat::StorePtr store;      // null at world size 1
   compat::BackendPtr backend;  // null at world size 1
   InitTimeline timeline;
+  /// This rank's slot on its launcher's progress board (null when not under `lakerun launch`, or at world size 1).
+  std::unique_ptr<rdzv::ProgressReporter> progress;
 };
 
 /// CLOCK_REALTIME in nanoseconds (InitTimeline's clock).

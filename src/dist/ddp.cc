@@ -205,13 +205,17 @@ void DistributedDataParallel::Reducer::WaitForBucket(Bucket& bucket) {
     if (!bucket.started) return;
     bucket.started = false;
     auto i = static_cast<std::size_t>(bucket.shared);
-    shared_->Finish(i);
+    {
+      rdzv::ProgressReporter::Scope waiting(ctx_.impl().progress.get(), rdzv::Collective::kSharedMemoryReduce);
+      shared_->Finish(i);
+    }
     // Every peer has finished reading this rank's slot, so the average may overwrite it.
     at::div_out(bucket.flat, shared_->sum(i), at::scalar_tensor(ctx_.world_size(), at::kDouble));
     return;
   }
   if (!bucket.work) return;
   try {
+    rdzv::ProgressReporter::Scope waiting(ctx_.impl().progress.get(), rdzv::Collective::kGradientAllReduce);
     compat::Wait(bucket.work, ctx_.timeout());
   } catch (const std::exception& e) {
     RethrowCollectiveError(ctx_, "DDP gradient all_reduce", e);

@@ -103,9 +103,13 @@ void ApplyEndpoint(const std::string& endpoint, LaunchOptions& options) {
 }
 
 // The flags of a job of several nodes, checked together.
-void CheckNodes(const LaunchOptions& options, bool standalone, bool master_port_given) {
-  LAKERUN_CHECK_AS(ConfigError, options.node_rank >= 0 && options.node_rank < options.nnodes, "launch: --node-rank ",
-                   options.node_rank, " is outside 0..", options.nnodes - 1, " (--nnodes ", options.nnodes, ")");
+// Without --node-rank, one node is node 0 and several are numbered at the rendezvous.
+void CheckNodes(LaunchOptions& options, bool standalone, bool master_port_given, bool node_rank_given) {
+  if (!node_rank_given) options.node_rank = options.nnodes > 1 ? kNodeRankAtRendezvous : 0;
+  LAKERUN_CHECK_AS(ConfigError,
+                   !node_rank_given || (options.node_rank >= 0 && options.node_rank < options.nnodes),
+                   "launch: --node-rank ", options.node_rank, " is outside 0..", options.nnodes - 1, " (--nnodes ",
+                   options.nnodes, ")");
   if (options.nnodes == 1) return;
   LAKERUN_CHECK_AS(ConfigError, !standalone, "launch: --standalone is one node; --nnodes ", options.nnodes,
                    " needs --master-addr and --master-port (or --rdzv-endpoint) naming node 0");
@@ -139,6 +143,7 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   std::string rdzv_backend = "c10d";
   double join_timeout_seconds = 300;
   double heartbeat_timeout_seconds = 15;
+  double hang_timeout_seconds = 60;
   bool standalone = false;
   std::string rdzv_compat = "auto";
 
@@ -169,8 +174,10 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
                  "authenticate (unmodified PyTorch); auto: on when --master-addr is loopback");
   app.add_option(BothSpellings("--run-id"), options.run_id, "TORCHELASTIC_RUN_ID / LAKERUN_RUN_ID (default random)");
   app.add_option("--nnodes", nnodes, "nodes of the job, N or N:N (default 1); run one launcher per node");
-  app.add_option(BothSpellings("--node-rank"), options.node_rank,
-                 "this node's rank, 0..nnodes-1; node 0 hosts the store (default 0)");
+  CLI::Option* node_rank = app.add_option(BothSpellings("--node-rank"), options.node_rank,
+                 "this node's rank, 0..nnodes-1; node 0 hosts the store (default: one node is node 0; on several, "
+                 "the node that can listen at the store's address is node 0 and the others are numbered as they "
+                 "join)");
   CLI::Option* master_port =
       app.add_option(BothSpellings("--master-port"), options.master_port,
                      "the store's port on node 0 (default: a free one; required with --nnodes above 1)");
@@ -184,11 +191,14 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
                  "seconds to wait for every node to join, and to start each attempt together (default 300)");
   app.add_option(BothSpellings("--heartbeat-timeout"), heartbeat_timeout_seconds,
                  "seconds after which a node agent that is not heard from is lost and the job stops (default 15)");
+  app.add_option(BothSpellings("--hang-timeout"), hang_timeout_seconds,
+                 "seconds some ranks may wait in a collective while another makes no progress before the job is "
+                 "stopped as hung, naming that rank and printing its stacks (default 60; 0: off)");
   app.add_flag("--standalone", standalone, "torchrun's: one node with its own store (the default)");
   app.footer(
       "usage: lakerun launch -n N [options] -- PROGRAM [ARGS...]\n"
       "Exit status: 0 on success; the first failed rank's exit code, or 128+signal if it died by a signal;\n"
-      "128+signal if the launcher was stopped by SIGINT/SIGTERM; 124 on --timeout; 1 for launcher errors.\n"
+      "128+signal if the launcher was stopped by SIGINT/SIGTERM; 124 on --timeout or a hang; 1 for launcher errors.\n"
       "See docs/launch.md.");
   // Parsing stops at the first argument that is not a known flag: PROGRAM when there is no "--", else whatever
   // stands before "--"; remaining() holds it and what follows, checked below.
@@ -211,11 +221,10 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
     options.command = remaining;
   }
   LAKERUN_CHECK_AS(ConfigError, rdzv_backend == "c10d" || rdzv_backend == "static", "launch: --rdzv-backend ",
-                   rdzv_backend, ": only c10d and static are known (node 0's agent hosts the store, --node-rank on ",
-                   "every node)");
+                   rdzv_backend, ": only c10d and static are known (both: node 0's agent hosts the store)");
   options.nnodes = ParseNnodes(nnodes);
   if (!rdzv_endpoint.empty()) ApplyEndpoint(rdzv_endpoint, options);
-  CheckNodes(options, standalone, master_port->count() > 0 || !rdzv_endpoint.empty());
+  CheckNodes(options, standalone, master_port->count() > 0 || !rdzv_endpoint.empty(), node_rank->count() > 0);
   LAKERUN_CHECK_AS(ConfigError, !options.command.empty(),
                    "launch: no program given (usage: lakerun launch -n N [options] -- PROGRAM [ARGS...])");
   if (!ranks.empty()) options.show_ranks = ParseRankList(ranks);
@@ -227,6 +236,7 @@ int RunLaunchCommandWith(int argc, char** argv, const std::function<void(LaunchO
   options.timeout = FromSeconds(timeout_seconds, "--timeout");
   options.join_timeout = FromSeconds(join_timeout_seconds, "--join-timeout");
   options.heartbeat_timeout = FromSeconds(heartbeat_timeout_seconds, "--heartbeat-timeout");
+  options.hang_timeout = FromSeconds(hang_timeout_seconds, "--hang-timeout");
   if (customize) customize(options);
   return Launch(options).exit_code;
 }

@@ -27,9 +27,12 @@
 #include "lakerun/base/error.h"
 #include "lakerun/launch/gpu.h"
 #include "launch/fork_template.h"
+#include "launch/hang_judge.h"
+#include "launch/hang_watch.h"
 #include "launch/node_group.h"
 #include "launch/orphan_guard.h"
 #include "launch/output.h"
+#include "launch/proc_inspect.h"
 #include "launch/process.h"
 #include "launch/rank_env.h"
 #include "launch/rendezvous_store.h"
@@ -66,6 +69,10 @@ constexpr milliseconds kDrainAfterExit{2000};
 constexpr milliseconds kPollFallback{20};
 // How often a node agent looks at what its watcher found about the other nodes (NodeGroup::Failure, no I/O).
 constexpr milliseconds kPeerPoll{50};
+// A hung job exits as one that ran past --timeout.
+constexpr int kHangExitCode = 124;
+// gdb's bound when the launcher takes a hung rank's stacks.
+constexpr milliseconds kStackBound{15000};
 
 struct RankProcess {
   int rank = 0;
@@ -89,6 +96,8 @@ enum class AttemptEnd {
 struct AttemptOutcome {
   AttemptEnd end = AttemptEnd::kSuccess;
   RankExit failure;
+  // Set when the attempt hung: what the report says instead of the blamed rank's exit.
+  std::string hang;
   std::optional<internal::NodeFailure> peer;
   int signal = 0;
   std::vector<std::optional<RankExit>> exits;  // AttemptReport::exits
@@ -111,8 +120,8 @@ class Attempt {
  public:
   // `group`: the node agents of a job of several nodes (nullptr: this launcher is the whole job).
   Attempt(const LaunchOptions& options, internal::OutputRouter& router, internal::SignalWatch& signals,
-          internal::OrphanGuard& guard, internal::NodeGroup* group)
-      : options_(options), router_(router), signals_(signals), guard_(guard), group_(group) {}
+          internal::OrphanGuard& guard, internal::NodeGroup* group, internal::HangWatch& hang)
+      : options_(options), router_(router), signals_(signals), guard_(guard), group_(group), hang_(hang) {}
 
   ~Attempt() {
     // Only reached with live ranks when an exception escapes: never leave them behind (bounded wait).
@@ -284,6 +293,7 @@ class Attempt {
       if (GiveUpOnUnkillable()) continue;
       ApplyDeadlines();
       WatchPeers();
+      WatchForHangs();
       PollSet set = BuildPollSet();
       const int ready = ::poll(set.fds.data(), set.fds.size(), WaitMs());
       if (ready < 0 && errno != EINTR) LAKERUN_THROW(IoError, "launch: poll: ", std::strerror(errno));
@@ -311,10 +321,17 @@ class Attempt {
   // The rank's number in the job (its local number plus the node's first rank).
   int Global(int local_rank) const { return (group_ ? group_->first_rank() : 0) + local_rank; }
 
-  // Another node's failure (or a lost agent) stops this node's ranks.
+  // Another node's failure (or a lost agent) stops this node's ranks; so does a hang node 0 found here.
   void WatchPeers() {
     if (group_ == nullptr || stopping_) return;
     std::optional<internal::NodeFailure> failure = group_->Failure();
+    if (failure && failure->node == group_->node_rank() && failure->hang && failure->rank >= Global(0) &&
+        failure->rank < Global(static_cast<int>(ranks_.size()))) {
+      const internal::RankObservation blamed{failure->rank, failure->node, failure->pid, {},
+                                             RankState(failure->rank - Global(0))};
+      ReportHang(blamed, failure->cause, {});
+      return;
+    }
     if (!failure || failure->node == group_->node_rank()) return;
     outcome_.end = AttemptEnd::kPeerFailure;
     outcome_.peer = failure;
@@ -323,8 +340,99 @@ class Attempt {
     BeginStop();
   }
 
+  // This node's ranks, by local rank, for hang detection.
+  std::vector<internal::LocalRank> LocalRanks() const {
+    std::vector<internal::LocalRank> ranks;
+    for (const auto& p : ranks_) ranks.push_back({p.child.pid, !p.running && p.exit.has_value()});
+    return ranks;
+  }
+
+  // Every rank's progress as this agent knows it: its own ranks' now, the other nodes' from their last heartbeats.
+  std::vector<internal::RankObservation> ObserveWorld() {
+    std::vector<internal::RankObservation> world = hang_.Observe(LocalRanks());
+    if (group_ != nullptr) {
+      group_->ShareProgress(internal::EncodeObservations(world));
+      for (const auto& [text, age] : group_->PeerProgress()) {
+        for (internal::RankObservation& r : internal::DecodeObservations(text)) {
+          r.progress.quiet += age;  // as quiet as it was then, and as long since
+          world.push_back(r);
+        }
+      }
+    }
+    return world;
+  }
+
+  // About once a second: does the job hang? On one node the launcher judges; on several, node 0's agent judges the
+  // whole job from the progress the others' heartbeats carry (they only share theirs). A hang of a rank of node K is
+  // published as the attempt's failure; node K's agent then takes its stacks and every agent stops its ranks.
+  void WatchForHangs() {
+    if (stopping_ || ranks_.empty() || !hang_.Due()) return;
+    const std::vector<internal::RankObservation> world = ObserveWorld();
+    if (group_ != nullptr && group_->node_rank() != 0) return;
+    const std::optional<internal::HangVerdict> verdict = internal::JudgeHang(world, hang_.timeout());
+    if (!verdict) return;
+    const bool deadlock = verdict->culprits.empty();
+    const internal::RankObservation& blamed = deadlock ? verdict->waiting.front() : verdict->culprits.front();
+    const std::string cause = deadlock ? verdict->DescribeDeadlock(hang_.timeout())
+                                       : verdict->DescribeCulprit(blamed) + " (--hang-timeout " +
+                                             Seconds(hang_.timeout()) + ")";
+    if (group_ != nullptr && blamed.node != group_->node_rank()) {
+      group_->Publish({blamed.node, group_->host_of(blamed.node), blamed.rank, blamed.pid, cause, kHangExitCode,
+                       /*hang=*/true});
+      return;  // its agent reports it; WatchPeers stops this node's ranks once the failure is in the store
+    }
+    ReportHang(blamed, cause, verdict->culprits);
+  }
+
+  // The /proc state of local rank `local` now (for a hang another agent found).
+  internal::ProcessState RankState(int local) const {
+    const RankProcess& p = ranks_[static_cast<size_t>(local)];
+    return p.running ? internal::SampleProcess(p.child.pid).state : internal::ProcessState::kExited;
+  }
+
+  // Blames `blamed` (a rank of this node) for the hang `cause` describes, prints its stacks, stops the job.
+  void ReportHang(const internal::RankObservation& blamed, const std::string& cause,
+                  const std::vector<internal::RankObservation>& culprits) {
+    outcome_.end = AttemptEnd::kFailure;
+    outcome_.failure = RankExit{blamed.rank, kHangExitCode, 0};
+    outcome_.hang = cause;
+    PublishLocal(blamed.rank - Global(0), blamed.pid, cause, kHangExitCode, /*hang=*/true);
+    router_.Note("rank " + std::to_string(blamed.rank) + " (pid " + std::to_string(blamed.pid) + ") " + cause);
+    std::vector<int> others;
+    for (size_t i = 1; i < culprits.size(); ++i) others.push_back(culprits[i].rank);
+    if (!others.empty()) router_.Note("also behind: " + Plural(static_cast<int>(others.size()), "rank") + " (" +
+                                      internal::RankList(others) + ")");
+    if (blamed.state != internal::ProcessState::kExited && blamed.pid > 0) {
+      router_.Note("stacks of rank " + std::to_string(blamed.rank) + " (pid " + std::to_string(blamed.pid) + "):");
+      for (const std::string& line : internal::CaptureStacks(blamed.pid, kStackBound)) router_.Note("  " + line);
+    }
+    router_.Note("stopping the " + Plural(RunningCount(), "rank") + " (SIGTERM, SIGKILL after " +
+                 Seconds(options_.grace_period) + ")");
+    BeginStop();
+  }
+
+  // A rank that failed inside a collective (its collective timeout, or a peer's connection reset) was held up by
+  // whichever rank made no progress meanwhile: "" when there is none, else what to add to its report.
+  std::string HeldUpBy(const RankProcess& p) {
+    if (!hang_.enabled()) return "";
+    std::vector<internal::RankObservation> world = ObserveWorld();
+    auto self = std::find_if(world.begin(), world.end(),
+                             [&](const internal::RankObservation& r) { return r.rank == Global(p.rank); });
+    if (self == world.end() || !self->progress.in_collective) return "";
+    self->state = internal::ProcessState::kUnknown;  // it waited, then exited: a waiter, not a culprit
+    const milliseconds waited((self->progress.quiet.count() + 500) / 1000 * 1000);
+    const std::optional<internal::HangVerdict> verdict =
+        internal::JudgeHang(world, std::max(milliseconds(1000), waited / 2));
+    if (!verdict || verdict->culprits.empty()) return "";
+    const internal::RankObservation& culprit = verdict->culprits.front();
+    return " after waiting " + Seconds(waited) + " in collective #" + std::to_string(self->progress.entered) +
+           "; it was held up by rank " + std::to_string(culprit.rank) + " (pid " + std::to_string(culprit.pid) +
+           (group_ != nullptr ? ", node " + std::to_string(culprit.node) : std::string()) + "), which " +
+           verdict->DescribeCulprit(culprit);
+  }
+
   // Tells the other nodes' agents what failed here: rank `local_rank` (-1: the agent itself).
-  void PublishLocal(int local_rank, int pid, const std::string& cause, int exit_code) {
+  void PublishLocal(int local_rank, int pid, const std::string& cause, int exit_code, bool hang = false) {
     if (group_ == nullptr) return;
     internal::NodeFailure failure;
     failure.node = group_->node_rank();
@@ -333,6 +441,7 @@ class Attempt {
     failure.pid = pid;
     failure.cause = cause;
     failure.exit_code = exit_code;
+    failure.hang = hang;
     group_->Publish(failure);
   }
 
@@ -341,9 +450,11 @@ class Attempt {
         std::count_if(ranks_.begin(), ranks_.end(), [](const RankProcess& p) { return p.running; }));
   }
 
+  // SIGTERM is followed by SIGCONT: a stopped rank would hold it until SIGKILL.
   void StopAll(int sig) {
     for (auto& p : ranks_) {
       if (p.running) Kill(p, sig);
+      if (p.running && sig == SIGTERM) Kill(p, SIGCONT);
     }
     if (template_running_) internal::KillGroup(template_->process().pid, sig);
   }
@@ -583,9 +694,12 @@ class Attempt {
     if (failed && !stopping_) {
       outcome_.end = AttemptEnd::kFailure;
       outcome_.failure = exit;
-      PublishLocal(p.rank, p.child.pid, exit.Describe(), exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
+      const std::string held_up = HeldUpBy(p);
+      if (!held_up.empty()) outcome_.hang = exit.Describe() + held_up;
+      PublishLocal(p.rank, p.child.pid, exit.Describe() + held_up,
+                   exit.signal != 0 ? 128 + exit.signal : exit.exit_code, !held_up.empty());
       const int others = RunningCount();
-      router_.Note("rank " + std::to_string(exit.rank) + " " + exit.Describe() +
+      router_.Note("rank " + std::to_string(exit.rank) + " " + exit.Describe() + held_up +
                    (others > 0 ? "; stopping the other " + Plural(others, "rank") + " (SIGTERM, SIGKILL after " +
                                      Seconds(options_.grace_period) + ")"
                                : ""));
@@ -614,6 +728,7 @@ class Attempt {
   internal::SignalWatch& signals_;
   internal::OrphanGuard& guard_;
   internal::NodeGroup* group_;
+  internal::HangWatch& hang_;
   // Threads that started ranks (Spawn), parked until the destructor releases and joins them.
   std::vector<std::thread> spawners_;
   std::mutex spawn_mu_;
@@ -678,7 +793,9 @@ void CheckOptions(const LaunchOptions& options) {
   LAKERUN_CHECK_AS(ConfigError, options.max_restarts >= 0, "launch: --max-restarts must not be negative, got ",
                    options.max_restarts);
   LAKERUN_CHECK_AS(ConfigError, options.timeout.count() >= 0, "launch: --timeout must not be negative");
-  LAKERUN_CHECK_AS(ConfigError, options.nnodes >= 1 && options.node_rank >= 0 && options.node_rank < options.nnodes,
+  const bool at_rendezvous = options.node_rank == kNodeRankAtRendezvous && options.nnodes > 1;
+  LAKERUN_CHECK_AS(ConfigError,
+                   options.nnodes >= 1 && (at_rendezvous || (options.node_rank >= 0 && options.node_rank < options.nnodes)),
                    "launch: --node-rank ", options.node_rank, " is outside 0..", options.nnodes - 1);
   LAKERUN_CHECK_AS(ConfigError, options.nnodes == 1 || options.master_port > 0, "launch: --nnodes ", options.nnodes,
                    " needs --master-port, the same on every node");
@@ -711,10 +828,12 @@ struct RankEnvBase {
   std::vector<std::string> inherited;
   std::vector<std::string> gpus;
   int first_rank = 0;
+  int node_rank = 0;
   int world = 1;
   int cores = 1;
   bool console_is_terminal = false;
   std::string run_id;
+  const internal::HangWatch* hang = nullptr;
 };
 
 std::vector<std::vector<std::string>> RankEnvironments(const LaunchOptions& options, const RankEnvBase& base,
@@ -726,7 +845,7 @@ std::vector<std::vector<std::string>> RankEnvironments(const LaunchOptions& opti
     spec.local_rank = rank;
     spec.world_size = base.world;
     spec.local_world_size = n;
-    spec.group_rank = options.node_rank;
+    spec.group_rank = base.node_rank;
     spec.group_world_size = options.nnodes;
     store.Describe(&spec);
     spec.restart_count = attempt;
@@ -736,19 +855,27 @@ std::vector<std::vector<std::string>> RankEnvironments(const LaunchOptions& opti
     spec.cores = base.cores;
     spec.console_is_terminal = base.console_is_terminal;
     spec.extra = options.extra_env;
+    for (auto& [key, value] : base.hang->RankEnvironment(rank)) spec.extra[key] = value;
     envs.push_back(internal::BuildRankEnvironment(base.inherited, spec));
   }
   return envs;
 }
 
+// What happened to the attempt's failed rank: its exit, or the hang it was blamed for.
+std::string LocalCause(const AttemptOutcome& outcome) {
+  return outcome.hang.empty() ? outcome.failure.Describe() : outcome.hang;
+}
+
 // One node: the first failure of the last attempt, with the last lines of the rank's stderr.
-void ReportFailure(const LaunchOptions& options, int attempt, int n, const RankExit& failure,
+void ReportFailure(const LaunchOptions& options, int attempt, int n, const AttemptOutcome& outcome,
                    internal::OutputRouter& router, LaunchResult* result) {
+  const RankExit& failure = outcome.failure;
   result->failure = failure;
   result->failure_stderr_tail = router.StderrTail(failure.rank);
   result->exit_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
-  std::string report = "error: rank " + std::to_string(failure.rank) + " " + failure.Describe() +
-                       " (first failure of " + Plural(n, "rank");
+  result->hung = !outcome.hang.empty();
+  result->failure_report = "rank " + std::to_string(failure.rank) + " " + LocalCause(outcome);
+  std::string report = "error: " + result->failure_report + " (first failure of " + Plural(n, "rank");
   if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
   report += "); exit code " + std::to_string(result->exit_code);
   AppendStderrTail(failure.rank, result->failure_stderr_tail, &report);
@@ -790,7 +917,7 @@ std::unique_ptr<internal::NodeGroup> JoinNodes(const LaunchOptions& options, int
   if (options.nnodes == 1) return nullptr;
   internal::NodeGroupOptions group;
   group.nnodes = options.nnodes;
-  group.node_rank = options.node_rank;
+  group.node_rank = store.node_rank;
   group.nproc = n;
   group.rdzv_id = options.rdzv_id;
   group.store_address = options.master_addr + ":" + std::to_string(options.master_port);
@@ -823,8 +950,8 @@ internal::NodeFailure NodeFailureOf(const AttemptOutcome& outcome, internal::Nod
   if (std::optional<internal::NodeFailure> agreed = group.AgreedFailure()) return *agreed;
   if (outcome.peer) return *outcome.peer;
   const RankExit& exit = outcome.failure;
-  return {group.node_rank(), group.host(), exit.rank, 0, exit.Describe(),
-          exit.signal != 0 ? 128 + exit.signal : exit.exit_code};
+  return {group.node_rank(), group.host(), exit.rank, 0, LocalCause(outcome),
+          exit.signal != 0 ? 128 + exit.signal : exit.exit_code, !outcome.hang.empty()};
 }
 
 // Every node's agent decides alike from the agreed failure: restart the whole job after a rank's failure while
@@ -847,6 +974,7 @@ void ReportNodeFailure(const LaunchOptions& options, int attempt, int world, con
   result->exit_code = failure.exit_code;
   result->failure_node = failure.node;
   result->failure_report = failure.Describe();
+  result->hung = failure.hang;
   std::string report = "error: " + failure.Describe() + " (first failure of " + Plural(world, "rank") + " on " +
                        Plural(options.nnodes, "node");
   if (options.max_restarts > 0) report += ", after " + Plural(attempt, "restart");
@@ -891,11 +1019,14 @@ LaunchResult Launch(const LaunchOptions& options) {
   rank_env.inherited = internal::CurrentEnvironment();
   rank_env.gpus = gpus;
   rank_env.first_rank = first_rank;
+  rank_env.node_rank = group ? group->node_rank() : 0;
   rank_env.world = world;
   rank_env.cores = internal::AvailableCores();
   // Progress bars: ranks draw one when the launcher's console is a terminal, and the router shows it live.
   rank_env.console_is_terminal = ::isatty(options.stderr_fd) == 1;
   rank_env.run_id = result.run_id;
+  internal::HangWatch hang({n, first_rank, rank_env.node_rank, options.hang_timeout});
+  rank_env.hang = &hang;
   internal::OutputRouter router(RouterOptions(options, n, first_rank, rank_env.console_is_terminal));
   internal::SignalWatch signals(options.forward_signals, options.take_signal_handlers);
   internal::OrphanGuard guard;
@@ -916,7 +1047,8 @@ LaunchResult Launch(const LaunchOptions& options) {
     } else if (waiting_signal == 0) {
       const std::vector<std::vector<std::string>> envs = RankEnvironments(options, rank_env, attempt, n, store);
       router.ResetTails();
-      Attempt run(options, router, signals, guard, group.get());
+      hang.BeginAttempt();
+      Attempt run(options, router, signals, guard, group.get(), hang);
       run.Spawn(path, envs);
       if (report_timing && attempt == 0) ReportTiming(started, store_ready, n, router);
       outcome = run.Supervise();
@@ -958,8 +1090,7 @@ LaunchResult Launch(const LaunchOptions& options) {
       ReportNodeFailure(options, attempt, world, outcome, *group, router, &result);
       return result;
     }
-    const RankExit& failure = outcome.failure;
-    const std::string cause = "rank " + std::to_string(failure.rank) + " " + failure.Describe();
+    const std::string cause = "rank " + std::to_string(outcome.failure.rank) + " " + LocalCause(outcome);
     if (attempt < options.max_restarts) {
       const std::string message = "restarting all " + Plural(n, "rank") + " (restart " + std::to_string(attempt + 1) +
                                   " of " + std::to_string(options.max_restarts) + ") after: " + cause;
@@ -967,7 +1098,7 @@ LaunchResult Launch(const LaunchOptions& options) {
       router.NoteInLogs(message);
       continue;
     }
-    ReportFailure(options, attempt, n, failure, router, &result);
+    ReportFailure(options, attempt, n, outcome, router, &result);
     return result;
   }
 }

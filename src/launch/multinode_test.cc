@@ -105,6 +105,40 @@ TEST_F(MultiNodeTest, TwoAgentsFormOneWorldOfFourRanksInNodeOrder) {
   EXPECT_THAT(f1.out, HasSubstr("[rank2] RANK=2\n"));  // prefixes name global ranks
 }
 
+// torchrun's c10d rendezvous without --node-rank: the agent that can listen at the endpoint hosts the store and is
+// node 0, the next is node 1 (on one host, the second agent finds the port taken and joins); a third is refused.
+TEST_F(MultiNodeTest, WithoutNodeRanksTheRendezvousNumbersTheNodes) {
+  const std::vector<std::string> common = {"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint",
+                                           "127.0.0.1:" + port_, "--rdzv-secret-file", secret_file_, "-n", "2",
+                                           "--join-timeout", "30", "--", rank_, "--print-env", "--sleep", "1"};
+  const pid_t first = Start(common, "first");
+  ASSERT_TRUE(Listening(port_));  // the first agent owns the port before the second tries it
+  const pid_t second = Start(common, "second");
+  const Finished f0 = Wait(first, seconds(60)), f1 = Wait(second, seconds(60));
+  ASSERT_EQ(f0.exit_code, 0) << f0.err;
+  ASSERT_EQ(f1.exit_code, 0) << f1.err;
+  EXPECT_THAT(f0.out, HasSubstr("[rank0] GROUP_RANK=0\n"));
+  EXPECT_THAT(f0.out, HasSubstr("[rank1] RANK=1\n"));
+  EXPECT_THAT(f1.out, HasSubstr("[rank2] GROUP_RANK=1\n"));
+  EXPECT_THAT(f1.out, HasSubstr("[rank3] RANK=3\n"));
+}
+
+TEST_F(MultiNodeTest, AnAgentBeyondNnodesIsRefused) {
+  const pid_t node0 = Agent(0, {}, {"--sleep", "3"}, "node0");
+  const pid_t node1 = Agent(1, {}, {"--stdout", "started", "--sleep", "3"}, "node1");
+  const auto deadline = Clock::now() + seconds(30);  // both nodes joined: node 1's ranks run
+  while (ReadFile(dir_.Join("node1.out")).find("[rank2] started") == std::string::npos && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const Finished extra = RunLauncher({"--nnodes", "2", "--master-port", port_, "--rdzv-secret-file", secret_file_,
+                                      "-n", "2", "--join-timeout", "10", "--", rank_},
+                                     seconds(60));
+  EXPECT_NE(extra.exit_code, 0);
+  EXPECT_THAT(extra.err, HasSubstr("already has its 2 nodes (--nnodes 2); this agent ("));
+  EXPECT_EQ(Wait(node0, seconds(60)).exit_code, 0);
+  EXPECT_EQ(Wait(node1, seconds(60)).exit_code, 0);
+}
+
 // Ranks of node 1 reach node 0's authenticated store with the environment they were given.
 TEST_F(MultiNodeTest, RanksOfEveryNodeReachTheStoreOfNodeZero) {
   const pid_t node0 = Agent(0, {}, {"--rendezvous", "lakerun/agent/node/0"}, "node0");

@@ -14,13 +14,13 @@ std::string NodeFailure::Describe() const {
 // Fields separated by '\n'; the cause is last, so it may hold anything but is read to the end.
 std::string NodeFailure::Encode() const {
   return std::to_string(node) + "\n" + std::to_string(rank) + "\n" + std::to_string(pid) + "\n" +
-         std::to_string(exit_code) + "\n" + host + "\n" + cause;
+         std::to_string(exit_code) + "\n" + (hang ? "1" : "0") + "\n" + host + "\n" + cause;
 }
 
 std::optional<NodeFailure> NodeFailure::Decode(const std::string& value) {
   std::vector<std::string> fields;
   size_t start = 0;
-  while (fields.size() < 5) {
+  while (fields.size() < 6) {
     const size_t end = value.find('\n', start);
     if (end == std::string::npos) return std::nullopt;
     fields.push_back(value.substr(start, end - start));
@@ -35,10 +35,11 @@ std::optional<NodeFailure> NodeFailure::Decode(const std::string& value) {
   };
   NodeFailure failure;
   if (!number(fields[0], &failure.node) || !number(fields[1], &failure.rank) || !number(fields[2], &failure.pid) ||
-      !number(fields[3], &failure.exit_code)) {
+      !number(fields[3], &failure.exit_code) || (fields[4] != "0" && fields[4] != "1")) {
     return std::nullopt;
   }
-  failure.host = fields[4];
+  failure.hang = fields[4] == "1";
+  failure.host = fields[5];
   failure.cause = value.substr(start);
   return failure;
 }

@@ -20,6 +20,8 @@ struct NodeFailure {
   std::string cause;
   /// The exit code every node's launcher returns for it.
   int exit_code = 1;
+  /// The job hung (launch/hang_judge.h): `rank` is the one that held the others up, or the one held up.
+  bool hang = false;
 
   /// "node 1 (host2), rank 3 (pid 812) was killed by signal 9 (SIGKILL), ..." or "node 1 (host2)'s agent (pid 77)
   /// stopped heartbeating ...".

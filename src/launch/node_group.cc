@@ -97,6 +97,20 @@ NodeGroup::~NodeGroup() {
 
 std::string NodeGroup::Key(const std::string& suffix) const { return "lakerun/agent/" + suffix; }
 
+// The next free node rank from 1 on, in the order agents ask (a counter in the store); one a node took with an
+// explicit --node-rank is skipped. Refused once every rank is taken.
+int NodeGroup::ClaimNodeRank(const std::string& registration) {
+  for (;;) {
+    const int64_t k = store_.Add(Key("next_node"), 1);
+    LAKERUN_CHECK_AS(ConfigError, k < options_.nnodes, "launch: the job at ", options_.store_address,
+                     " already has its ", options_.nnodes, " nodes (--nnodes ", options_.nnodes,
+                     "); this agent (", host_, ", pid ", ::getpid(), ") is one too many");
+    if (store_.CompareSet(Key("node/" + std::to_string(k)), "", registration) == registration) {
+      return static_cast<int>(k);
+    }
+  }
+}
+
 std::string NodeGroup::AttemptKey(const std::string& suffix) const {
   return Key("attempt/" + std::to_string(attempt_) + "/" + suffix);
 }
@@ -105,7 +119,8 @@ std::string NodeGroup::AttemptKey(const std::string& suffix) const {
 // claims its node rank.
 void NodeGroup::Register() {
   Registration mine{options_.nnodes, options_.nproc, static_cast<int>(::getpid()), host_, options_.rdzv_id};
-  const int k = options_.node_rank;
+  const bool assigned = options_.node_rank == kNodeRankAtRendezvous;
+  const int k = assigned ? 1 : options_.node_rank;  // for the messages until the claim below
   const std::string at = " at " + options_.store_address;
   if (k == 0) {
     store_.Set(Key("job"), mine.Encode());
@@ -118,7 +133,10 @@ void NodeGroup::Register() {
                     Seconds(options_.join_timeout), " (node 0's agent should write it as soon as it starts)");
     }
     const Registration zero = Registration::Decode(job, "the job's registration" + at);
-    const std::string both = ": this is " + mine.Name(k) + ", the job" + at + " is hosted by " + zero.Name(0);
+    const std::string me = assigned ? "an agent without --node-rank (" + host_ + ", pid " +
+                                          std::to_string(mine.pid) + ")"
+                                    : mine.Name(k);
+    const std::string both = ": this is " + me + ", the job" + at + " is hosted by " + zero.Name(0);
     LAKERUN_CHECK_AS(ConfigError, zero.rdzv_id == mine.rdzv_id, "launch: refusing to join another job: --rdzv-id '",
                      mine.rdzv_id, "' here, '", zero.rdzv_id, "' there", both);
     LAKERUN_CHECK_AS(ConfigError, zero.nnodes == mine.nnodes, "launch: --nnodes ", mine.nnodes, " here, ",
@@ -127,6 +145,10 @@ void NodeGroup::Register() {
                      zero.nproc, " on node 0 (every node must start the same number of ranks)", both);
   }
   const std::string value = mine.Encode();
+  if (assigned) {
+    options_.node_rank = ClaimNodeRank(value);
+    return;
+  }
   const std::string holder = store_.CompareSet(Key("node/" + std::to_string(k)), "", value);
   if (holder != value) {
     const Registration other = Registration::Decode(holder, "node " + std::to_string(k) + "'s registration" + at);
@@ -205,7 +227,12 @@ void NodeGroup::Watch() {
     try {
       WatchOnce();
       if (beat) {
-        store_.Set(Key("heartbeat/" + std::to_string(options_.node_rank)), std::to_string(++beat_));
+        std::string value = std::to_string(++beat_) + "\n";
+        {
+          std::lock_guard<std::mutex> progress_lock(mu_);
+          value += progress_;
+        }
+        store_.Set(Key("heartbeat/" + std::to_string(options_.node_rank)), value);
         CheckHeartbeats();
       }
       lock.lock();
@@ -238,9 +265,12 @@ void NodeGroup::WatchOnce() {
   if (value && !failure_) failure_ = NodeFailure::Decode(*value);
 }
 
-// Reads the other agents' heartbeats; one unchanged for heartbeat_timeout, whose agent did not leave, is lost.
+// Node 0 reads the other agents' heartbeats; one unchanged for heartbeat_timeout, whose agent did not leave, is lost
+// (and published as the attempt's failure, so every agent learns it). The others read none: node 0 lost shows as its
+// store gone silent (LostStore). So the store serves nnodes - 1 heartbeat reads a period, not nnodes squared.
 void NodeGroup::CheckHeartbeats() {
-  for (int j = 0; j < options_.nnodes; ++j) {
+  if (options_.node_rank != 0) return;
+  for (int j = 1; j < options_.nnodes; ++j) {
     if (j == options_.node_rank) continue;
     const std::optional<std::string> beat = store_.TryGet(Key("heartbeat/" + std::to_string(j)));
     const bool gone_quiet = [&] {
@@ -266,6 +296,24 @@ void NodeGroup::CheckHeartbeats() {
                                Seconds(options_.heartbeat_timeout) + "; killed, or its host is down?)");
     }
   }
+}
+
+void NodeGroup::ShareProgress(std::string progress) {
+  std::lock_guard<std::mutex> lock(mu_);
+  progress_ = std::move(progress);
+}
+
+std::vector<std::pair<std::string, milliseconds>> NodeGroup::PeerProgress() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, milliseconds>> progress;
+  const Clock::time_point now = Clock::now();
+  for (size_t j = 0; j < beats_.size(); ++j) {
+    const size_t newline = beats_[j].find('\n');
+    if (newline == std::string::npos) continue;
+    progress.emplace_back(beats_[j].substr(newline + 1),
+                          std::chrono::duration_cast<milliseconds>(now - beat_changed_[j]));
+  }
+  return progress;
 }
 
 std::optional<NodeFailure> NodeGroup::Failure() {

@@ -5,15 +5,16 @@
 //   job                 node 0's registration, written before anyone can join: the job's --rdzv-id, --nnodes and
 //                       --nproc-per-node, against which every other agent checks its own (a mismatch is refused)
 //   node/K              agent K's registration (CompareSet: a second agent with the same --node-rank is refused)
-//   heartbeat/K         a counter agent K bumps every heartbeat period
+//   heartbeat/K         a counter agent K bumps every heartbeat period, then a newline and what it last shared of
+//                       its ranks' progress (ShareProgress); node 0's agent reads them all (lost agents, hangs)
 //   attempt/A/ready/K   agent K is ready to start attempt A: the ranks start once every agent is
 //   attempt/A/failure   the first failure of attempt A (NodeFailure::Encode; CompareSet, the first one wins)
 //   attempt/A/done/K    every rank of node K exited 0 in attempt A
 //   left/K              agent K is leaving; node 0 keeps the store up until every agent left or was lost
 // Global ranks are numbered in node order: node K's local rank L is K * nproc + L.
 //
-// A watcher thread bumps the heartbeat, reads the current attempt's failure key, checks the others' heartbeats and
-// publishes this node's failure, every poll period. The supervision loop only reads what it found (Failure()), so
+// A watcher thread bumps the heartbeat, reads the current attempt's failure key, checks the others' heartbeats (node
+// 0 only) and publishes this node's failure, every poll period. The supervision loop only reads what it found (Failure()), so
 // no store round-trip ever blocks it. An agent whose heartbeat stops is lost within heartbeat_timeout of its last
 // one; a store that fails, or does not answer for that long, is node 0 lost.
 #pragma once
@@ -29,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "lakerun/launch/launcher.h"
 #include "lakerun/rdzv/store.h"
 #include "launch/node_failure.h"
 
@@ -36,6 +38,7 @@ namespace lakerun::launch::internal {
 
 struct NodeGroupOptions {
   int nnodes = 1;
+  /// kNodeRankAtRendezvous: claimed when joining (node_rank() says which).
   int node_rank = 0;
   /// Ranks on this node (--nproc-per-node): the same on every node.
   int nproc = 1;
@@ -61,6 +64,8 @@ class NodeGroup {
   int first_rank() const { return options_.node_rank * options_.nproc; }
   int world_size() const { return options_.nnodes * options_.nproc; }
   const std::string& host() const { return host_; }
+  /// Node `node`'s host, as its agent registered it.
+  const std::string& host_of(int node) const { return hosts_[static_cast<size_t>(node)]; }
   int node_rank() const { return options_.node_rank; }
 
   /// Waits (bounded by join_timeout) until every agent is ready to start `attempt`. Returns a failure instead when
@@ -69,7 +74,8 @@ class NodeGroup {
   /// The current attempt's failure as this agent knows it now (published by any agent, or an agent or the store
   /// lost). Never blocks.
   std::optional<NodeFailure> Failure();
-  /// Publishes this node's failure of the current attempt (asynchronously; the first one published wins).
+  /// Publishes a failure of the current attempt (asynchronously; the first one published wins): this node's, or on
+  /// node 0 a hang it found on another node.
   void Publish(const NodeFailure& failure);
   /// The failure every agent reports for the current attempt: the published one, once this agent's own is out
   /// (waited for up to heartbeat_timeout), else what this agent knows.
@@ -77,6 +83,12 @@ class NodeGroup {
   /// This node's ranks all exited 0: waits until every node's did (nullopt) or a failure is known, polling
   /// `interrupted()`. Bounded by the heartbeats: a lost agent is a failure.
   std::optional<NodeFailure> FinishAttempt(const std::function<bool()>& interrupted);
+  /// What this agent's next heartbeats carry of its ranks' progress (launch/hang_judge.h's encoding).
+  void ShareProgress(std::string progress);
+  /// What the other agents' last heartbeats carried (this node's not included), each with the time since this agent
+  /// read it: the progress it describes is at least that much older now. Node 0 only (the others read no
+  /// heartbeats): empty elsewhere.
+  std::vector<std::pair<std::string, std::chrono::milliseconds>> PeerProgress();
   /// This agent leaves the job. Node 0 keeps the store up until every other agent left or was lost.
   void Leave();
 
@@ -84,6 +96,7 @@ class NodeGroup {
   std::string Key(const std::string& suffix) const;
   std::string AttemptKey(const std::string& suffix) const;
   void Register();
+  int ClaimNodeRank(const std::string& registration);
   void AwaitNodes();
   void Watch();
   void WatchOnce();
@@ -109,6 +122,7 @@ class NodeGroup {
   Clock::time_point last_answer_;         // the store's last answer
   std::string store_error_;               // the store's last error, if it failed
   std::vector<std::string> beats_;        // the others' last heartbeat values
+  std::string progress_;                  // this node's, for its heartbeats
   std::vector<Clock::time_point> beat_changed_;
   std::vector<bool> left_;
   int64_t beat_ = 0;

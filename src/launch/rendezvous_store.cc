@@ -52,6 +52,11 @@ std::unique_ptr<rdzv::StoreServer> Listen(const LaunchOptions& options, rdzv::St
   }
 }
 
+// "node 2", or "this node" while the rendezvous has not numbered it.
+std::string NodeName(const LaunchOptions& options) {
+  return options.node_rank == kNodeRankAtRendezvous ? "this node" : "node " + std::to_string(options.node_rank);
+}
+
 // A node other than node 0: its agent's connection to node 0's store.
 std::unique_ptr<rdzv::Store> ConnectToNodeZero(const LaunchOptions& options, const std::string& secret) {
   rdzv::StoreClientOptions client;
@@ -64,10 +69,10 @@ std::unique_ptr<rdzv::Store> ConnectToNodeZero(const LaunchOptions& options, con
   try {
     return rdzv::StoreClient::Connect(client);
   } catch (const CommTimeout& e) {
-    LAKERUN_THROW(CommTimeout, "launch: node ", options.node_rank, ": node 0's store is not there: ", e.what(),
+    LAKERUN_THROW(CommTimeout, "launch: ", NodeName(options), ": node 0's store is not there: ", e.what(),
                   " (start node 0 with --master-addr and --master-port naming it; --join-timeout)");
   } catch (const DistError& e) {
-    LAKERUN_THROW(DistError, "launch: node ", options.node_rank, ": the store at ", options.master_addr, ":",
+    LAKERUN_THROW(DistError, "launch: ", NodeName(options), ": the store at ", options.master_addr, ":",
                   options.master_port, " is not this job's: ", e.what(), " (another job there, or another secret: ",
                   "every node of a job needs the same secret)");
   }
@@ -81,16 +86,26 @@ HostedStore HostStore(const LaunchOptions& options) {
   if (options.store != nullptr) {
     hosted.store = options.store;
     hosted.secret = options.store_secret;
-  } else if (options.node_rank > 0) {
-    hosted.secret = ChooseSecret(options);
-    hosted.remote = ConnectToNodeZero(options, hosted.secret);
-    hosted.remote_host = options.master_addr;
-    hosted.remote_port = options.master_port;
-    return hosted;
   } else {
     hosted.secret = ChooseSecret(options);
-    // MASTER_PORT names the compatibility listener when there is one (Describe): a given port is its.
-    hosted.own = Listen(options, rdzv::StoreAccess::kSecret, compat ? 0 : options.master_port, hosted.secret);
+    hosted.node_rank = options.node_rank;
+    if (options.node_rank == kNodeRankAtRendezvous) {
+      // Whoever can listen at the address is on node 0's host and first there; the others join it.
+      try {
+        hosted.own = Listen(options, rdzv::StoreAccess::kSecret, options.master_port, hosted.secret);
+        hosted.node_rank = 0;
+      } catch (const DistError&) {
+      }
+    } else if (options.node_rank == 0) {
+      // MASTER_PORT names the compatibility listener when there is one (Describe): a given port is its.
+      hosted.own = Listen(options, rdzv::StoreAccess::kSecret, compat ? 0 : options.master_port, hosted.secret);
+    }
+    if (!hosted.own) {
+      hosted.remote = ConnectToNodeZero(options, hosted.secret);
+      hosted.remote_host = options.master_addr;
+      hosted.remote_port = options.master_port;
+      return hosted;
+    }
     hosted.store = hosted.own.get();
   }
   if (compat) hosted.compat = Listen(options, rdzv::StoreAccess::kOpen, options.master_port, "");

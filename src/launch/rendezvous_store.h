@@ -24,6 +24,9 @@ struct HostedStore {
   /// Nodes other than node 0: where node 0's store is.
   std::string remote_host;
   int remote_port = 0;
+  /// This node's rank as far as the store decides it: 0 when it hosts the store, else LaunchOptions::node_rank
+  /// (kNodeRankAtRendezvous: the node group assigns it).
+  int node_rank = 0;
 
   /// The store the node agents share: `store` on node 0, else `remote`.
   rdzv::Store& agents() const;
@@ -37,7 +40,9 @@ struct HostedStore {
 /// --rdzv-secret-file, else the environment (lakerun/rdzv/secret.h), else a generated one. Throws ConfigError for
 /// --rdzv-compat on with an address that is not loopback, or a bad secret source; DistError when it cannot listen.
 /// Several nodes: a secret is required (no generated one: it could not reach the other nodes), there is no
-/// compatibility listener, and a node other than node 0 connects to node 0's store instead of hosting one.
+/// compatibility listener, and a node other than node 0 connects to node 0's store instead of hosting one. With
+/// kNodeRankAtRendezvous, the node hosts the store when it can listen at --master-addr:--master-port (node 0), and
+/// connects to it otherwise.
 HostedStore HostStore(const LaunchOptions& options);
 
 }  // namespace lakerun::launch::internal

@@ -67,6 +67,11 @@ struct AttemptReport {
   std::vector<std::optional<RankExit>> exits;
 };
 
+/// LaunchOptions::node_rank of an agent whose node rank the rendezvous assigns (torchrun's c10d backend without
+/// --node-rank): the agent that can listen at --master-addr:--master-port hosts the store and is node 0; the others
+/// are numbered 1, 2, ... in the order they join.
+inline constexpr int kNodeRankAtRendezvous = -1;
+
 struct LaunchOptions {
   /// Number of ranks to start on this machine (-n). Must be >= 1.
   int processes = 1;
@@ -92,7 +97,8 @@ struct LaunchOptions {
   /// Nodes of the job (--nnodes), each running one launcher, its node agent (docs/launch.md, "Many nodes"). 1: this
   /// launcher is the whole job.
   int nnodes = 1;
-  /// This node's rank, 0..nnodes-1 (--node-rank). Node 0's agent hosts the store; ranks are numbered in node order.
+  /// This node's rank, 0..nnodes-1 (--node-rank), or kNodeRankAtRendezvous. Node 0's agent hosts the store; ranks
+  /// are numbered in node order.
   int node_rank = 0;
   /// The job's id (--rdzv-id): every node of a job must give the same one; a node with another is refused.
   std::string rdzv_id = "none";
@@ -104,6 +110,11 @@ struct LaunchOptions {
   std::string run_id;
   /// Wall-clock limit of each attempt; zero = none. A job that runs past it fails with exit code 124.
   std::chrono::milliseconds timeout{0};
+  /// Hang detection (--hang-timeout; zero turns it off): when some ranks have waited this long in a collective while
+  /// another made no progress for as long, the job fails with exit code 124, naming that rank (node, pid, state, the
+  /// collective it last entered) and printing its stacks. Ranks on lakerun::dist report their collectives; other
+  /// programs are not judged.
+  std::chrono::milliseconds hang_timeout{std::chrono::seconds(60)};
   /// Extra variables for every rank (override the inherited environment, not the launcher's own variables).
   std::map<std::string, std::string> extra_env;
   /// Forward SIGINT/SIGTERM received by this process to the ranks (only signals whose disposition is default).
@@ -137,7 +148,7 @@ struct LaunchOptions {
 
 struct LaunchResult {
   /// What `lakerun launch` exits with: 0; the first failed rank's exit code; 128+signal if it died by a signal or
-  /// the launcher was stopped by one; 124 on timeout.
+  /// the launcher was stopped by one; 124 on timeout or a hang.
   int exit_code = 0;
   /// Restarts performed; the last attempt ran with TORCHELASTIC_RESTART_COUNT == restarts.
   int restarts = 0;
@@ -153,6 +164,8 @@ struct LaunchResult {
   /// Signal that stopped the launcher (SIGINT/SIGTERM), or 0.
   int interrupted_by = 0;
   bool timed_out = false;
+  /// The last attempt hung (LaunchOptions::hang_timeout): `failure` is the rank blamed, `failure_report` says why.
+  bool hung = false;
   /// The run id the ranks saw.
   std::string run_id;
   /// The number of ranks actually started (after the GPU cap).

@@ -10,8 +10,11 @@
 #   2. kill -9 of rank 3 (node 1, host 2): both agents exit naming node 1, rank 3 and its pid, within 10 s;
 #   3. kill -9 of node 1's agent: node 0's agent names it through its heartbeat within --heartbeat-timeout + 5 s;
 #   4. host 2 cut off the network (its link down): each side names the other within --heartbeat-timeout + 5 s;
-#   5. --max-restarts 1 after rank 3 fails in attempt 0: both nodes restart together and complete;
-#   6. a second job's node 0 on the same port, and a node of another --rdzv-id, are refused; the job completes.
+#   5. --max-restarts 1 after rank 3 fails in attempt 0: both nodes restart together and complete (the agents given no
+#      --node-rank: host 1's listens at the store's address and is node 0, host 2's joins as node 1);
+#   6. a second job's node 0 on the same port, and a node of another --rdzv-id, are refused; the job completes;
+#   7. SIGSTOP of rank 3 (node 1) in the middle of DDP steps: both agents name it as hanging the job, with its state
+#      and the collective it last entered, within --hang-timeout + 10 s (+ gdb's bound for its stacks).
 # Exits 77 (skipped) when namespaces cannot be made. The namespaces, named after this shell's pid, and every
 # process are removed on exit; the addresses (10.232.0.x) exist only inside them.
 set -uo pipefail
@@ -31,11 +34,13 @@ now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc; }
 # agent NODE OUT [LAUNCH FLAGS...] -- PROGRAM [ARGS...]: node NODE's agent on host NODE+1, in the background; its
 # pid (the launcher's own: ip netns exec execs it) in AGENT. Nothing of the test's environment but PATH and HOME.
+# With NODE_RANKS=no the agents get no --node-rank: the rendezvous numbers them.
 agent() {
-  local node=$1 out=$2
+  local node=$1 out=$2 rank_flags=(--node-rank "$1")
   shift 2
+  [[ ${NODE_RANKS:-yes} == no ]] && rank_flags=()
   env -i PATH="$PATH" HOME="${HOME:-/root}" GLOO_SOCKET_IFNAME=eth0 LAKERUN_PROBE_TIMEOUT_MS=30000 \
-    ip netns exec "${HOSTS[$node]}" "$LAUNCHER" --nnodes 2 --node-rank "$node" --master-addr "$NET.1" \
+    ip netns exec "${HOSTS[$node]}" "$LAUNCHER" --nnodes 2 "${rank_flags[@]}" --master-addr "$NET.1" \
     --master-port "$PORT" --rdzv-secret-file "$WORK/secret" --join-timeout 30 -n 2 "$@" > "$WORK/$out" 2>&1 &
   AGENT=$!
   PIDS+=("$AGENT")
@@ -166,7 +171,8 @@ grep -qF "error: node 0 (" "$WORK/cut1.log" || fail "node 1 did not name node 0"
 (($(echo "$t_cut0 < 10 && $t_cut1 < 10" | bc))) || fail "a side took more than 10 s to notice"
 rm -f "$WORK"/rank*.pid
 
-echo "== 5. --max-restarts 1"
+echo "== 5. --max-restarts 1, the nodes numbered by the rendezvous (no --node-rank)"
+NODE_RANKS=no
 agent 0 again0.log --max-restarts 1 -- "$RANK_PROGRAM" --fail-rank 3 --fail-attempt 0 --fail-how kill9 --sleep 1
 a0=$AGENT
 agent 1 again1.log --max-restarts 1 -- "$RANK_PROGRAM" --fail-rank 3 --fail-attempt 0 --fail-how kill9 --sleep 1
@@ -179,6 +185,8 @@ for f in again0.log again1.log; do
   grep -qF "restarting all 4 ranks of 2 nodes (restart 1 of 1) after: node 1 (" "$WORK/$f" ||
     fail "$f does not show the restart after node 1's failure"
 done
+grep -qF "[rank3]" "$WORK/again1.log" || fail "host 2's agent was not numbered node 1"
+NODE_RANKS=yes
 
 echo "== 6. a second job on the port; a node of another job"
 agent 0 job0.log --rdzv-id job-a -- "$RANK_PROGRAM" --sleep 3; a0=$AGENT
@@ -197,5 +205,38 @@ show second.log other.log
 [[ $rc_other -ne 0 ]] && grep -qF "refusing to join another job: --rdzv-id 'job-b' here, 'job-a' there" \
   "$WORK/other.log" || fail "a node of another job was not refused"
 [[ $rc0 -eq 0 && $rc1 -eq 0 ]] || { show job0.log job1.log; fail "the job failed after the refusals"; }
+
+echo "== 7. SIGSTOP of rank 3 on node 1 in the middle of DDP training"
+hung=(--hang-timeout 5 -- env LAKERUN_PROBE_DDP_STEPS=100000000 LAKERUN_PROBE_DDP_SHM=0 "$PROBE")
+agent 0 hang0.log "${hung[@]}"; a0=$AGENT
+agent 1 hang1.log "${hung[@]}"; a1=$AGENT
+victim=""
+for _ in $(seq 600); do
+  for pid in $(pgrep -P "$a1"); do
+    tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx RANK=3 && victim=$pid
+  done
+  [[ -n $victim ]] && break
+  sleep 0.05
+done
+[[ -n $victim ]] || { show hang0.log hang1.log; fail "rank 3 did not start on node 1"; }
+sleep 4  # past the rendezvous, into the steps
+kill -STOP "$victim"
+t0=$(now)
+wait_for "$WORK/hang0.log" "hangs the job" 30; t_named=$(elapsed "$t0")
+finish "$a0" 60; rc0=$RC
+finish "$a1" 60; rc1=$RC; t_all=$(elapsed "$t0")
+show hang0.log hang1.log
+echo "rank 3 (pid $victim) stopped: named on node 0 after ${t_named} s, both agents exited after ${t_all} s" \
+  "(--hang-timeout 5; node 1 takes the stacks first)"
+for f in hang0.log hang1.log; do
+  grep -qF "error: node 1 (" "$WORK/$f" &&
+    grep -qF "rank 3 (pid $victim) hangs the job: stopped (SIGSTOP or SIGTSTP), no progress for" "$WORK/$f" ||
+    fail "$f does not name node 1, rank 3 and pid $victim as hanging the job"
+done
+grep -qF "stacks of rank 3 (pid $victim)" "$WORK/hang1.log" || fail "node 1 printed no stacks of rank 3"
+[[ $rc0 -eq 124 && $rc1 -eq 124 ]] || fail "exit codes $rc0, $rc1 (expected 124 on both nodes)"
+(($(echo "$t_named < 5 + 10" | bc))) || fail "node 0's agent took ${t_named} s to name rank 3 (hang timeout 5 s)"
+(($(echo "$t_all < 5 + 10 + 15 + 10" | bc))) || fail "the agents took ${t_all} s to stop (hang timeout 5 s, gdb 15 s)"
 PIDS=()
-echo "PASS: a 2-node job across two hosts trains as one host does; failures, lost agents and strangers are named"
+echo "PASS: a 2-node job across two hosts trains as one host does; failures, lost agents, hung ranks and strangers" \
+  "are named"

@@ -13,6 +13,12 @@
 //                          rank R fails that way (on attempt A only, if given) after the delay
 //   --rendezvous KEY       connect to the launcher's authenticated store (LAKERUN_RDZV_PORT, LAKERUN_RDZV_SECRET),
 //                          wait up to 30 s for KEY and print "KEY=<value>"
+//   --collectives K [--hang-rank R --hang-how stop|exit|spin [--hang-attempt A]] [--give-up-after SECONDS]
+//                          mark K-1 short collectives on the launcher's progress board, then block in collective K as
+//                          if a peer never came (every rank; a deadlock); rank R instead stops itself (SIGSTOP),
+//                          exits 0 or spins before entering collective K (on attempt A only, if given; on the others
+//                          every rank exits 0 after collective K-1). With --give-up-after a blocked rank exits 1
+//                          after that long, still inside the collective (as a collective timeout)
 //   --sleep SECONDS        every other rank sleeps that long, then exits 0
 #include <signal.h>
 #include <unistd.h>
@@ -21,11 +27,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lakerun/base/fork_point.h"
+#include "lakerun/rdzv/progress.h"
 #include "lakerun/rdzv/secret.h"
 #include "lakerun/rdzv/store_client.h"
 
@@ -58,15 +66,44 @@ void SleepSeconds(double seconds) {
   if (seconds > 0) ::usleep(static_cast<useconds_t>(seconds * 1e6));
 }
 
+// --collectives: returns the exit code.
+int Collectives(int rank, int k, int hang_rank, const std::string& hang_how, bool hangs_now, double give_up_after) {
+  std::unique_ptr<lakerun::rdzv::ProgressReporter> progress = lakerun::rdzv::ProgressReporter::FromEnvironment();
+  if (!progress) {
+    std::fprintf(stderr, "test_rank: --collectives needs a progress board (run under the launcher)\n");
+    return 67;
+  }
+  for (int i = 1; i < k; ++i) {
+    lakerun::rdzv::ProgressReporter::Scope in(progress.get(), lakerun::rdzv::Collective::kAllReduce);
+    SleepSeconds(0.01);
+  }
+  if (!hangs_now) return 0;
+  if (rank == hang_rank) {
+    std::fprintf(stderr, "rank %d hangs before collective %d: %s\n", rank, k, hang_how.c_str());
+    std::fflush(stderr);
+    if (hang_how == "stop") ::raise(SIGSTOP);
+    if (hang_how == "exit") return 0;
+    for (volatile uint64_t spin = 0;; spin = spin + 1) {
+    }
+  }
+  progress->Enter(lakerun::rdzv::Collective::kBarrier);
+  if (give_up_after > 0) {
+    SleepSeconds(give_up_after);
+    std::fprintf(stderr, "rank %d: collective %d timed out\n", rank, k);
+    return 1;
+  }
+  for (;;) ::pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   bool print_env = false, grandchild = false, ignore_term = false, fork_point = false, thread_before_fork = false;
-  std::string before_fork, rendezvous_key;
+  std::string before_fork, rendezvous_key, hang_how = "stop";
   std::string pidfile_dir, fail_how;
-  int fail_rank = -1, fail_attempt = -1, bar_steps = 0;
-  double fail_after = 0, sleep_seconds = 0;
+  int fail_rank = -1, fail_attempt = -1, bar_steps = 0, collectives = 0, hang_rank = -1, hang_attempt = -1;
+  double fail_after = 0, sleep_seconds = 0, give_up_after = 0;
   std::vector<std::pair<std::string, std::string>> output;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -92,6 +129,11 @@ int main(int argc, char** argv) {
     else if (a == "--rendezvous") rendezvous_key = next();
     else if (a == "--sleep") sleep_seconds = std::atof(next().c_str());
     else if (a == "--bar") bar_steps = std::atoi(next().c_str());
+    else if (a == "--collectives") collectives = std::atoi(next().c_str());
+    else if (a == "--hang-rank") hang_rank = std::atoi(next().c_str());
+    else if (a == "--hang-how") hang_how = next();
+    else if (a == "--hang-attempt") hang_attempt = std::atoi(next().c_str());
+    else if (a == "--give-up-after") give_up_after = std::atof(next().c_str());
     else {
       std::fprintf(stderr, "test_rank: unknown flag %s\n", a.c_str());
       return 64;
@@ -162,6 +204,10 @@ int main(int argc, char** argv) {
   }
   if (!rendezvous_key.empty()) {
     if (const int code = Rendezvous(rendezvous_key); code != 0) return code;
+  }
+  if (collectives > 0) {
+    const bool hangs_now = hang_attempt < 0 || hang_attempt == attempt;
+    return Collectives(rank, collectives, hang_rank, hang_how, hangs_now, give_up_after);
   }
   SleepSeconds(sleep_seconds);
   return 0;
