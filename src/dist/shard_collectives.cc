@@ -15,7 +15,8 @@ bool OnNccl(const Context& ctx) { return ctx.backend() == Backend::kNccl; }
 
 // Without a process group: the collective of one rank.
 PendingShardOp LocalCopy(Context& ctx, const at::Tensor& from, const at::Tensor& to, const std::string& what) {
-  return PendingShardOp(&ctx, compat::WorkPtr(), [from, out = at::Tensor(to)]() mutable { out.copy_(from); }, what);
+  return PendingShardOp(&ctx, compat::WorkPtr(), [from, out = at::Tensor(to)]() mutable { out.copy_(from); }, what,
+                        rdzv::Collective::kNone);
 }
 
 void CheckShapes(const Context& ctx, const at::Tensor& whole, const at::Tensor& chunk, const char* what) {
@@ -39,8 +40,9 @@ compat::WorkPtr Launch(Context& ctx, const std::string& what, Body&& launch) {
 
 }  // namespace
 
-PendingShardOp::PendingShardOp(Context* ctx, compat::WorkPtr work, std::function<void()> complete, std::string what)
-    : ctx_(ctx), work_(std::move(work)), complete_(std::move(complete)), what_(std::move(what)) {}
+PendingShardOp::PendingShardOp(Context* ctx, compat::WorkPtr work, std::function<void()> complete, std::string what,
+                               rdzv::Collective kind)
+    : ctx_(ctx), work_(std::move(work)), complete_(std::move(complete)), what_(std::move(what)), kind_(kind) {}
 
 PendingShardOp::PendingShardOp(PendingShardOp&& other) noexcept { *this = std::move(other); }
 
@@ -56,6 +58,7 @@ PendingShardOp& PendingShardOp::operator=(PendingShardOp&& other) noexcept {
     work_ = std::move(other.work_);
     complete_ = std::move(other.complete_);
     what_ = std::move(other.what_);
+    kind_ = other.kind_;
     other.complete_ = nullptr;
   }
   return *this;
@@ -73,6 +76,10 @@ void PendingShardOp::Wait() {
   if (!pending()) return;
   std::function<void()> complete = std::move(complete_);
   complete_ = nullptr;
+  // Marked while blocked (the transfer, or a shared-memory slot's peers), as the other collectives are; a wait that
+  // throws stays marked. Nothing to mark at world size 1 (no board) or for a local copy (kNone).
+  rdzv::ProgressReporter::Scope waiting(kind_ == rdzv::Collective::kNone ? nullptr : ctx_->impl().progress.get(),
+                                        kind_);
   if (work_) {
     compat::WorkPtr work = std::move(work_);
     try {
@@ -96,7 +103,8 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
       options.timeout = ctx.timeout();
       return pg._reduce_scatter_base(out, in, options);
     });
-    return PendingShardOp(&ctx, std::move(work), [input] {}, what);  // input lives until the wait
+    // input lives until the wait
+    return PendingShardOp(&ctx, std::move(work), [input] {}, what, rdzv::Collective::kReduceScatter);
   }
   // Gloo: all-to-all, then the rank-order sum of what arrived.
   at::Tensor received = at::empty_like(input);
@@ -113,7 +121,7 @@ PendingShardOp StartReduceScatter(Context& ctx, const at::Tensor& input, const a
     at::add_out(out, received.narrow(0, 0, n), received.narrow(0, n, n));
     for (int q = 2; q < world; ++q) out.add_(received.narrow(0, q * n, n));
   };
-  return PendingShardOp(&ctx, std::move(work), std::move(sum), what);
+  return PendingShardOp(&ctx, std::move(work), std::move(sum), what, rdzv::Collective::kReduceScatter);
 }
 
 PendingShardOp StartAllGather(Context& ctx, const at::Tensor& input, const at::Tensor& output) {
@@ -131,7 +139,7 @@ PendingShardOp StartAllGather(Context& ctx, const at::Tensor& input, const at::T
     std::vector<at::Tensor> inputs{in};
     return pg.allgather(outputs, inputs, options);
   });
-  return PendingShardOp(&ctx, std::move(work), [] {}, what);
+  return PendingShardOp(&ctx, std::move(work), [] {}, what, rdzv::Collective::kAllGather);
 }
 
 }  // namespace lakerun::dist

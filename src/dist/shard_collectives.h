@@ -17,6 +17,7 @@
 #pragma once
 
 #include <lakerun/dist/init.h>
+#include <lakerun/rdzv/progress.h>
 
 #include "dist/c10d_compat.h"
 
@@ -27,12 +28,14 @@
 
 namespace lakerun::dist {
 
-/// A collective in flight. Wait() completes it; the destructor waits for a pending one and ignores its errors, so
-/// no transfer outlives the tensors it uses.
+/// A collective in flight. Wait() completes it, marked as `kind` on the launcher's progress board (hang detection,
+/// docs/launch.md); the destructor waits for a pending one and ignores its errors, so no transfer outlives the
+/// tensors it uses.
 class PendingShardOp {
  public:
   PendingShardOp() = default;
-  PendingShardOp(Context* ctx, compat::WorkPtr work, std::function<void()> complete, std::string what);
+  PendingShardOp(Context* ctx, compat::WorkPtr work, std::function<void()> complete, std::string what,
+                 rdzv::Collective kind);
   PendingShardOp(PendingShardOp&& other) noexcept;
   PendingShardOp& operator=(PendingShardOp&& other) noexcept;
   ~PendingShardOp();
@@ -46,6 +49,7 @@ class PendingShardOp {
   compat::WorkPtr work_;            // null: nothing to wait for
   std::function<void()> complete_;  // empty: done
   std::string what_;
+  rdzv::Collective kind_ = rdzv::Collective::kNone;
 };
 
 /// output (n elements) becomes the element-wise sum over ranks of their input's elements [rank * n, (rank + 1) * n).

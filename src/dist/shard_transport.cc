@@ -3,6 +3,8 @@
 #include <lakerun/base/error.h>
 #include <lakerun/base/logging.h>
 
+#include "dist/context_impl.h"
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -73,7 +75,10 @@ void ShardTransport::FinishSharedSlot(std::size_t slot) {
   const int64_t n = buckets_[use.bucket].chunk_numel;
   at::Tensor output = std::move(use.output);
   use.output = at::Tensor();
-  shared_->Finish(i, n * ctx_.world_size());
+  {
+    rdzv::ProgressReporter::Scope waiting(ctx_.impl().progress.get(), rdzv::Collective::kSharedMemoryReduceScatter);
+    shared_->Finish(i, n * ctx_.world_size());
+  }
   output.copy_(shared_->sum(i).narrow(0, n * ctx_.rank(), n));
 }
 
@@ -89,7 +94,9 @@ void ShardTransport::FinishReduceScatter(std::size_t b) {
 
 PendingShardOp ShardTransport::StartAllGather(std::size_t b, const at::Tensor& chunk, const at::Tensor& whole) {
   if (!shared_) return dist::StartAllGather(ctx_, chunk, whole);
-  if (chunk.numel() == 0) return PendingShardOp(&ctx_, compat::WorkPtr(), [] {}, "all_gather of nothing");
+  if (chunk.numel() == 0) {
+    return PendingShardOp(&ctx_, compat::WorkPtr(), [] {}, "all_gather of nothing", rdzv::Collective::kNone);
+  }
   const std::size_t i = gather_base_ + b;
   LAKERUN_CHECK(whole.numel() == chunk.numel() * ctx_.world_size(), "ShardTransport::StartAllGather: bucket ", b,
                 " gathers ", chunk.numel(), " elements per rank into ", whole.numel());
@@ -97,7 +104,7 @@ PendingShardOp ShardTransport::StartAllGather(std::size_t b, const at::Tensor& c
   shared_->Start(i);
   SharedMemoryAllReduce* shared = shared_.get();
   return PendingShardOp(&ctx_, compat::WorkPtr(), [shared, i, whole] { shared->FinishGather(i, whole); },
-                        "all_gather through shared memory");
+                        "all_gather through shared memory", rdzv::Collective::kSharedMemoryAllGather);
 }
 
 std::string ShardTransport::name() const {

@@ -4,14 +4,17 @@
 
 #include <lakerun/base/error.h>
 #include <lakerun/dist/collectives.h>
+#include <lakerun/rdzv/progress.h>
 
 #include <torch/optim/lbfgs.h>
 
 #include <mutex>
 
+#include "dist/context_impl.h"
 #include "dist/rank_threads.h"
 #include "dist/sharded_test_model.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/scoped_env.h"
 
 namespace lakerun::dist {
 namespace {
@@ -125,16 +128,21 @@ TEST(ShardedDataParallelTest, EachRankHoldsAboutOneWorldthOfTheOptimizerState) {
 
 class ShardedTransportTest : public ::testing::TestWithParam<bool> {};
 
+// Level 2 with several buckets for ShardNet, through shared memory or the process group.
+ShardedOptions SmallBuckets(bool shared_memory) {
+  ShardedOptions o;
+  o.first_bucket_cap_bytes = 64;
+  o.bucket_cap_bytes = 256;
+  o.shared_memory = shared_memory;
+  return o;
+}
+
 TEST_P(ShardedTransportTest, LevelTwoKeepsOnlyGradientChunksAndOverlapsBuckets) {
   const bool shared_memory = GetParam();
   RunRanks(2, [shared_memory](Context& ctx) {
     auto net = std::make_shared<ShardNet>();
     auto opt = testing::MakeOpt(Opt::kSgd, *net);
-    ShardedOptions o;
-    o.first_bucket_cap_bytes = 64;
-    o.bucket_cap_bytes = 256;
-    o.shared_memory = shared_memory;
-    ShardedDataParallel sdp(ctx, net, {opt}, o);
+    ShardedDataParallel sdp(ctx, net, {opt}, SmallBuckets(shared_memory));
     EXPECT_EQ(sdp.GradientTransport(), shared_memory ? "shared memory" : "gloo");
     EXPECT_EQ(sdp.ParameterTransport(), sdp.GradientTransport());
     net->forward(at::randn({4, 6})).sum().backward();
@@ -156,6 +164,43 @@ TEST_P(ShardedTransportTest, LevelTwoKeepsOnlyGradientChunksAndOverlapsBuckets) 
       EXPECT_EQ(m.transport_bytes, 0);
     }
     sdp.Step();
+  });
+}
+
+// Under `lakerun launch` a rank marks every wait on its launcher's progress board, so that a hang names the rank
+// that holds the others up (docs/launch.md, "Hung ranks"): level 2's reduce-scatters and both levels' all-gathers
+// are marked as DDP's bucket waits are.
+TEST_P(ShardedTransportTest, LevelTwoMarksItsWaitsOnTheLaunchersProgressBoard) {
+  const bool shared_memory = GetParam();
+  rdzv::ProgressBoard board(2);
+  std::vector<std::unique_ptr<rdzv::ProgressReporter>> reporters;
+  {
+    lakerun::testing::ScopedEnv env(rdzv::kProgressBoardEnv, board.Location().c_str());
+    for (int slot = 0; slot < 2; ++slot) {
+      env.Set(rdzv::kProgressSlotEnv, std::to_string(slot));
+      reporters.push_back(rdzv::ProgressReporter::FromEnvironment());
+      ASSERT_NE(reporters.back(), nullptr);
+    }
+  }
+  const rdzv::Collective scatter =
+      shared_memory ? rdzv::Collective::kSharedMemoryReduceScatter : rdzv::Collective::kReduceScatter;
+  const rdzv::Collective gather =
+      shared_memory ? rdzv::Collective::kSharedMemoryAllGather : rdzv::Collective::kAllGather;
+  RunRanks(2, [&](Context& ctx) {
+    ctx.impl().progress = std::move(reporters[ctx.rank()]);
+    auto net = std::make_shared<ShardNet>();
+    auto opt = testing::MakeOpt(Opt::kSgd, *net);
+    ShardedDataParallel sdp(ctx, net, {opt}, SmallBuckets(shared_memory));
+    const uint64_t before = board.Read(ctx.rank()).entered;
+    net->forward(at::randn({4, 6})).sum().backward();
+    rdzv::RankProgress p = board.Read(ctx.rank());
+    EXPECT_GE(p.entered, before + static_cast<uint64_t>(sdp.LastStepStats().buckets)) << "a mark per bucket";
+    EXPECT_EQ(p.last, scatter);
+    EXPECT_FALSE(p.in_collective);
+    sdp.Step();
+    p = board.Read(ctx.rank());
+    EXPECT_EQ(p.last, gather);
+    EXPECT_FALSE(p.in_collective);
   });
 }
 

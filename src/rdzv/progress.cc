@@ -72,6 +72,9 @@ const char* CollectiveName(Collective collective) {
     case Collective::kAllGather: return "all-gather";
     case Collective::kGradientAllReduce: return "gradient all-reduce";
     case Collective::kSharedMemoryReduce: return "shared-memory gradient all-reduce";
+    case Collective::kReduceScatter: return "gradient reduce-scatter";
+    case Collective::kSharedMemoryReduceScatter: return "shared-memory gradient reduce-scatter";
+    case Collective::kSharedMemoryAllGather: return "shared-memory all-gather";
   }
   return "collective";
 }

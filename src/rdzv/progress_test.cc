@@ -131,6 +131,8 @@ TEST(ProgressBoardTest, WithoutAUsableBoardARankRunsWithoutOne) {
 TEST(ProgressBoardTest, CollectivesHaveNames) {
   EXPECT_STREQ(CollectiveName(Collective::kAllReduce), "all-reduce");
   EXPECT_STREQ(CollectiveName(Collective::kSharedMemoryReduce), "shared-memory gradient all-reduce");
+  EXPECT_STREQ(CollectiveName(Collective::kReduceScatter), "gradient reduce-scatter");
+  EXPECT_STREQ(CollectiveName(Collective::kSharedMemoryAllGather), "shared-memory all-gather");
   EXPECT_STREQ(CollectiveName(static_cast<Collective>(99)), "collective");
 }
 

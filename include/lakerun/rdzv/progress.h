@@ -29,6 +29,10 @@ enum class Collective : uint32_t {
   kAllGather,
   kGradientAllReduce,  // a DDP bucket through the process group
   kSharedMemoryReduce,  // a bucket through the shared-memory transport of one host
+  // Sharded data parallel (dist/sharded.h); appended, so the values above keep their numbers on the board.
+  kReduceScatter,               // a level-2 gradient bucket through the process group
+  kSharedMemoryReduceScatter,   // the same through the shared-memory transport of one host
+  kSharedMemoryAllGather,       // chunks of parameters or optimizer state through shared memory
 };
 
 /// "all-reduce", "barrier", ...; "collective" for a value outside the set (a newer rank's).
