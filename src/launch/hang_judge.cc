@@ -41,9 +41,17 @@ bool Waiting(const RankObservation& r, milliseconds timeout) {
   return r.progress.reported && r.progress.in_collective && r.progress.quiet >= timeout;
 }
 
+// A live process that did work within `timeout`.
+bool Worked(const RankObservation& r, milliseconds timeout) {
+  const bool alive = r.state != ProcessState::kStopped && r.state != ProcessState::kTraced &&
+                     r.state != ProcessState::kExited && r.state != ProcessState::kZombie;
+  return alive && r.idle.count() >= 0 && r.idle < timeout;
+}
+
 // Holds the waiting ranks up: made no progress for `timeout` and is not in the collective with them (or is, but
 // cannot move). A rank that never reported is one too: the others have waited `timeout` already.
-bool Culprit(const RankObservation& r, uint64_t collective, milliseconds timeout) {
+bool Culprit(const RankObservation& r, uint64_t collective, milliseconds timeout, Working working) {
+  if (working == Working::kIsProgress && Worked(r, timeout)) return false;
   if (!r.progress.reported) return true;
   if (r.progress.quiet < timeout) return false;
   return Blocked(r) || !r.progress.in_collective || r.progress.entered < collective;
@@ -95,7 +103,8 @@ std::string EncodeObservations(const std::vector<RankObservation>& observations)
     text += std::to_string(r.rank) + ' ' + std::to_string(r.node) + ' ' + std::to_string(r.pid) + ' ' +
             (p.reported ? '1' : '0') + ' ' + std::to_string(p.entered) + ' ' + (p.in_collective ? '1' : '0') + ' ' +
             std::to_string(static_cast<uint32_t>(p.last)) + ' ' + std::to_string(p.quiet.count()) + ' ' +
-            StateLetter(r.state) + ' ' + std::to_string(r.cpu_permille) + '\n';
+            StateLetter(r.state) + ' ' + std::to_string(r.cpu_permille) + ' ' + std::to_string(r.idle.count()) +
+            '\n';
   }
   return text;
 }
@@ -109,10 +118,10 @@ std::vector<RankObservation> DecodeObservations(const std::string& text) {
     RankObservation r;
     int reported = 0, in_collective = 0;
     uint32_t last = 0;
-    int64_t quiet = 0;
+    int64_t quiet = 0, idle = -1;
     char state = '?';
     if (!(in >> r.rank >> r.node >> r.pid >> reported >> r.progress.entered >> in_collective >> last >> quiet >>
-          state >> r.cpu_permille)) {
+          state >> r.cpu_permille >> idle)) {
       continue;
     }
     r.progress.reported = reported != 0;
@@ -121,12 +130,14 @@ std::vector<RankObservation> DecodeObservations(const std::string& text) {
     r.progress.last = static_cast<rdzv::Collective>(last);
     r.progress.quiet = milliseconds(quiet);
     r.state = StateOfLetter(state);
+    r.idle = milliseconds(idle);
     observations.push_back(r);
   }
   return observations;
 }
 
-std::optional<HangVerdict> JudgeHang(const std::vector<RankObservation>& ranks, milliseconds timeout) {
+std::optional<HangVerdict> JudgeHang(const std::vector<RankObservation>& ranks, milliseconds timeout,
+                                     Working working) {
   HangVerdict verdict;
   const RankObservation* longest = nullptr;
   for (const auto& r : ranks) {
@@ -137,7 +148,7 @@ std::optional<HangVerdict> JudgeHang(const std::vector<RankObservation>& ranks, 
   verdict.collective = longest->progress.entered;
   verdict.kind = longest->progress.last;
   for (const auto& r : ranks) {
-    if (Culprit(r, verdict.collective, timeout)) {
+    if (Culprit(r, verdict.collective, timeout, working)) {
       verdict.culprits.push_back(r);
     } else if (Waiting(r, timeout)) {
       verdict.waiting.push_back(r);

@@ -29,6 +29,9 @@ struct RankObservation {
   ProcessState state = ProcessState::kUnknown;
   /// CPU used over the agent's last observation period, in thousandths of one CPU (-1: not known).
   int cpu_permille = -1;
+  /// Since the process last did work the agent can see: at least 5 % of a CPU over an observation period, or bytes
+  /// read or written (-1: not known).
+  std::chrono::milliseconds idle{-1};
 };
 
 /// One line per rank, for an agent's heartbeat; Decode skips what it cannot read.
@@ -53,10 +56,16 @@ struct HangVerdict {
   std::string DescribeDeadlock(std::chrono::milliseconds timeout) const;
 };
 
+/// How a rank that marks no collective but still works (uses CPU, reads or writes) counts.
+enum class Working { kIsProgress, kIsNot };
+
 /// A hang: some rank has waited in a collective for at least `timeout`, and some rank made no progress for that
 /// long without being in it (it has not entered it, or it is stopped or in D state inside it), or every rank waits.
-/// nullopt while every rank that is not waiting still makes progress, or no rank reports progress.
-std::optional<HangVerdict> JudgeHang(const std::vector<RankObservation>& ranks, std::chrono::milliseconds timeout);
+/// nullopt while every rank that is not waiting still makes progress, or no rank reports progress. With
+/// Working::kIsProgress a rank that marked nothing for `timeout` but worked within it (a long checkpoint write, an
+/// evaluation on one rank, a loop that spins) is not blamed: only a stopped, exited or idle one is.
+std::optional<HangVerdict> JudgeHang(const std::vector<RankObservation>& ranks, std::chrono::milliseconds timeout,
+                                     Working working = Working::kIsProgress);
 
 /// "0-2, 5" for ranks {0, 1, 2, 5}.
 std::string RankList(std::vector<int> ranks);

@@ -70,10 +70,20 @@ TEST(HangJudgeTest, StoppedOrInDStateInsideTheCollectiveIsStillTheCulpritAndCome
                         "is inside collective #8 (all-reduce) too"));
 }
 
-TEST(HangJudgeTest, ARunningRankShowsItsCpuUse) {
+TEST(HangJudgeTest, AWorkingRankIsNotBlamedUnlessAskedAndThenShowsItsCpuUse) {
   RankObservation spinning = Rank(1, 3, false, 90, ProcessState::kRunning);
   spinning.cpu_permille = 995;
-  const auto verdict = JudgeHang({Rank(0, 4, true, 88), spinning}, kTimeout);
+  spinning.idle = milliseconds(0);
+  EXPECT_FALSE(JudgeHang({Rank(0, 4, true, 88), spinning}, kTimeout));
+  // Idle for the timeout (no CPU, no I/O): blamed after all.
+  RankObservation idle = spinning;
+  idle.idle = milliseconds(60000);
+  EXPECT_TRUE(JudgeHang({Rank(0, 4, true, 88), idle}, kTimeout));
+  // A stopped rank never works, whatever its last sample said.
+  RankObservation stopped = spinning;
+  stopped.state = ProcessState::kStopped;
+  EXPECT_TRUE(JudgeHang({Rank(0, 4, true, 88), stopped}, kTimeout));
+  const auto verdict = JudgeHang({Rank(0, 4, true, 88), spinning}, kTimeout, Working::kIsNot);
   ASSERT_TRUE(verdict);
   EXPECT_THAT(verdict->DescribeCulprit(verdict->culprits[0]),
               HasSubstr("running (using 99% of a CPU), no progress for 90 s"));
@@ -119,6 +129,7 @@ TEST(HangJudgeTest, ObservationsSurviveTheHeartbeatEncoding) {
   RankObservation stopped = Rank(5, 12, false, 61, ProcessState::kStopped);
   stopped.node = 1;
   stopped.cpu_permille = 0;
+  stopped.idle = milliseconds(7000);
   RankObservation silent;
   silent.rank = 6;
   silent.node = 1;
@@ -134,6 +145,8 @@ TEST(HangJudgeTest, ObservationsSurviveTheHeartbeatEncoding) {
   EXPECT_EQ(decoded[0].progress.last, rdzv::Collective::kAllReduce);
   EXPECT_EQ(decoded[0].state, ProcessState::kStopped);
   EXPECT_EQ(decoded[0].cpu_permille, 0);
+  EXPECT_EQ(decoded[0].idle, milliseconds(7000));
+  EXPECT_EQ(decoded[1].idle, milliseconds(-1));
   EXPECT_FALSE(decoded[1].progress.reported);
   EXPECT_EQ(decoded[1].state, ProcessState::kUnknown);
 }
@@ -184,12 +197,25 @@ TEST_F(HangTest, AStoppedRankIsNamedWithItsStateCollectiveAndStacks) {
   EXPECT_THAT(Survivors(), IsEmpty());
 }
 
-TEST_F(HangTest, ASpinningRankIsNamedAsRunning) {
-  Finished f = RunInProcess(HangOptions(2, {"--hang-rank", "0", "--hang-how", "spin"}));
+TEST_F(HangTest, ARankIdleOutsideAnyCollectiveIsNamedAsSleeping) {
+  Finished f = RunInProcess(HangOptions(2, {"--hang-rank", "0", "--hang-how", "sleep"}));
   EXPECT_EQ(f.exit_code, 124) << f.err;
   EXPECT_THAT(f.err, HasSubstr("rank 0 (pid "));
-  EXPECT_THAT(f.err, HasSubstr("hangs the job: running (using "));
+  EXPECT_THAT(f.err, HasSubstr("hangs the job: sleeping, no progress for "));
   EXPECT_THAT(f.err, HasSubstr("rank 1 has waited"));
+  EXPECT_THAT(Survivors(), IsEmpty());
+}
+
+// A rank that keeps a CPU busy is working (a long checkpoint write or an evaluation on one rank looks the same): not
+// a hang. When its peer's collective times out, the report still names it as the rank that held the peer up.
+TEST_F(HangTest, AWorkingRankIsNotAHangButIsNamedWhenAPeersCollectiveTimesOut) {
+  auto options = HangOptions(2, {"--hang-rank", "0", "--hang-how", "spin", "--give-up-after", "5"});
+  Finished f = RunInProcess(options);
+  EXPECT_EQ(f.exit_code, 1) << f.err;
+  EXPECT_THAT(f.err, Not(HasSubstr("(--hang-timeout 2 s)")));  // no verdict at the hang timeout
+  EXPECT_THAT(f.err, HasSubstr("rank 1 exited with code 1 after waiting 5 s in collective #4; it was held up by "
+                               "rank 0 (pid "));
+  EXPECT_THAT(f.err, HasSubstr("which hangs the job: running (using "));
   EXPECT_THAT(Survivors(), IsEmpty());
 }
 

@@ -10,6 +10,9 @@ namespace {
 // How often the agent looks at its ranks: a verdict comes at most this late (plus the heartbeat period across
 // nodes). Each look reads one board slot and one /proc/PID/stat per local rank.
 constexpr std::chrono::milliseconds kSamplePeriod{1000};
+// CPU use over a period that counts as work (a rank blocked in a collective, or idle in user code, uses far less:
+// Gloo's event loop wakes every 10 ms).
+constexpr int kWorkingPermille = 50;
 
 }  // namespace
 
@@ -26,6 +29,8 @@ void HangWatch::BeginAttempt() {
   if (board_) board_->Clear();
   observed_at_.reset();
   cpu_ticks_.assign(static_cast<size_t>(options_.local_ranks), -1);
+  io_bytes_.assign(static_cast<size_t>(options_.local_ranks), -1);
+  worked_at_.assign(static_cast<size_t>(options_.local_ranks), Clock::now());
 }
 
 bool HangWatch::Due() const { return enabled() && (!observed_at_ || Clock::now() - *observed_at_ >= kSamplePeriod); }
@@ -43,12 +48,16 @@ std::vector<RankObservation> HangWatch::Observe(const std::vector<LocalRank>& ra
     r.progress = board_->Read(local);
     const ProcessSample sample = ranks[local].exited ? ProcessSample{} : SampleProcess(r.pid);
     r.state = ranks[local].exited ? ProcessState::kExited : sample.state;
-    int64_t& before = cpu_ticks_[static_cast<size_t>(local)];
-    if (before >= 0 && sample.cpu_ticks >= 0 && seconds > 0 && ticks_per_second > 0) {
-      r.cpu_permille = static_cast<int>(1000.0 * static_cast<double>(sample.cpu_ticks - before) /
+    const auto i = static_cast<size_t>(local);
+    if (cpu_ticks_[i] >= 0 && sample.cpu_ticks >= 0 && seconds > 0 && ticks_per_second > 0) {
+      r.cpu_permille = static_cast<int>(1000.0 * static_cast<double>(sample.cpu_ticks - cpu_ticks_[i]) /
                                         (seconds * static_cast<double>(ticks_per_second)));
     }
-    before = sample.cpu_ticks;
+    const bool io = io_bytes_[i] >= 0 && sample.io_bytes > io_bytes_[i];
+    if (r.cpu_permille >= kWorkingPermille || io) worked_at_[i] = now;
+    if (sample.cpu_ticks >= 0) r.idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - worked_at_[i]);
+    cpu_ticks_[i] = sample.cpu_ticks;
+    io_bytes_[i] = sample.io_bytes;
     observations.push_back(r);
   }
   observed_at_ = now;

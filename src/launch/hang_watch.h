@@ -51,7 +51,10 @@ class HangWatch {
   std::unique_ptr<rdzv::ProgressBoard> board_;
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> observed_at_;
-  std::vector<int64_t> cpu_ticks_;  // at observed_at_, by local rank
+  // By local rank, at observed_at_:
+  std::vector<int64_t> cpu_ticks_;
+  std::vector<int64_t> io_bytes_;
+  std::vector<Clock::time_point> worked_at_;  // the last observation that saw it work (or the attempt's start)
 };
 
 }  // namespace lakerun::launch::internal

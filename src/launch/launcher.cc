@@ -422,7 +422,7 @@ class Attempt {
     self->state = internal::ProcessState::kUnknown;  // it waited, then exited: a waiter, not a culprit
     const milliseconds waited((self->progress.quiet.count() + 500) / 1000 * 1000);
     const std::optional<internal::HangVerdict> verdict =
-        internal::JudgeHang(world, std::max(milliseconds(1000), waited / 2));
+        internal::JudgeHang(world, std::max(milliseconds(1000), waited / 2), internal::Working::kIsNot);
     if (!verdict || verdict->culprits.empty()) return "";
     const internal::RankObservation& culprit = verdict->culprits.front();
     return " after waiting " + Seconds(waited) + " in collective #" + std::to_string(self->progress.entered) +

@@ -163,6 +163,17 @@ ProcessSample SampleProcess(int pid) {
       break;
     }
   }
+  std::istringstream io(ReadFile("/proc/" + std::to_string(pid) + "/io"));
+  std::string name;
+  int64_t value = 0, bytes = 0;
+  int found = 0;
+  while (io >> name >> value) {
+    if (name == "rchar:" || name == "wchar:") {
+      bytes += value;
+      ++found;
+    }
+  }
+  if (found == 2) sample.io_bytes = bytes;
   return sample;
 }
 

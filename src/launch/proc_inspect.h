@@ -15,9 +15,13 @@ struct ProcessSample {
   ProcessState state = ProcessState::kUnknown;
   /// User plus system CPU time in clock ticks (sysconf(_SC_CLK_TCK)); -1 when unknown.
   int64_t cpu_ticks = -1;
+  /// Bytes it read and wrote through system calls, files and sockets alike (/proc/PID/io rchar + wchar); -1 when
+  /// unknown.
+  int64_t io_bytes = -1;
 };
 
-/// /proc/PID/stat's state and CPU time; kUnknown and -1 when the process is gone or /proc is unreadable.
+/// /proc/PID/stat's state and CPU time, /proc/PID/io's bytes; kUnknown and -1 when the process is gone or /proc is
+/// unreadable.
 ProcessSample SampleProcess(int pid);
 
 /// The process's stacks for a report, each line ready to print: the kernel stack of every thread from

@@ -111,8 +111,8 @@ struct LaunchOptions {
   /// Wall-clock limit of each attempt; zero = none. A job that runs past it fails with exit code 124.
   std::chrono::milliseconds timeout{0};
   /// Hang detection (--hang-timeout; zero turns it off): when some ranks have waited this long in a collective while
-  /// another made no progress for as long, the job fails with exit code 124, naming that rank (node, pid, state, the
-  /// collective it last entered) and printing its stacks. Ranks on lakerun::dist report their collectives; other
+  /// another made no progress and did no work (CPU, I/O) for as long, the job fails with exit code 124, naming that
+  /// rank (node, pid, state, the collective it last entered) and printing its stacks. Ranks on lakerun::dist report their collectives; other
   /// programs are not judged.
   std::chrono::milliseconds hang_timeout{std::chrono::seconds(60)};
   /// Extra variables for every rank (override the inherited environment, not the launcher's own variables).

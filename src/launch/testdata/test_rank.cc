@@ -13,10 +13,10 @@
 //                          rank R fails that way (on attempt A only, if given) after the delay
 //   --rendezvous KEY       connect to the launcher's authenticated store (LAKERUN_RDZV_PORT, LAKERUN_RDZV_SECRET),
 //                          wait up to 30 s for KEY and print "KEY=<value>"
-//   --collectives K [--hang-rank R --hang-how stop|exit|spin [--hang-attempt A]] [--give-up-after SECONDS]
+//   --collectives K [--hang-rank R --hang-how stop|exit|spin|sleep [--hang-attempt A]] [--give-up-after SECONDS]
 //                          mark K-1 short collectives on the launcher's progress board, then block in collective K as
 //                          if a peer never came (every rank; a deadlock); rank R instead stops itself (SIGSTOP),
-//                          exits 0 or spins before entering collective K (on attempt A only, if given; on the others
+//                          exits 0, spins or sleeps before entering collective K (on attempt A only, if given; on the others
 //                          every rank exits 0 after collective K-1). With --give-up-after a blocked rank exits 1
 //                          after that long, still inside the collective (as a collective timeout)
 //   --sleep SECONDS        every other rank sleeps that long, then exits 0
@@ -83,6 +83,9 @@ int Collectives(int rank, int k, int hang_rank, const std::string& hang_how, boo
     std::fflush(stderr);
     if (hang_how == "stop") ::raise(SIGSTOP);
     if (hang_how == "exit") return 0;
+    if (hang_how == "sleep") {
+      for (;;) ::pause();
+    }
     for (volatile uint64_t spin = 0;; spin = spin + 1) {
     }
   }
