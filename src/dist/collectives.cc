@@ -48,14 +48,6 @@ void Run(Context& ctx, rdzv::Collective kind, Describe&& describe, Launch&& laun
 
 bool Distributed(const Context& ctx) { return ctx.world_size() > 1; }
 
-// NCCL only moves CUDA tensors; Gloo takes both. A CPU tensor handed to an NCCL group would fail inside c10d with a
-// message that names neither the call nor the rank.
-void CheckDeviceFor(const Context& ctx, const at::Tensor& tensor, const char* what) {
-  LAKERUN_CHECK(!ctx.device().is_cuda() || tensor.is_cuda(), what, ": the tensor is on ", tensor.device().str(),
-                " but the process group (", ToString(ctx.backend()), ") moves tensors on ", ctx.device().str(),
-                " (rank ", ctx.rank(), ")");
-}
-
 // Byte payloads and their sizes are built in host memory and travel as tensors on the group's device (as
 // torch.distributed's *_object collectives do on NCCL): `.to(ctx.device())` there and `.cpu()` back, both no-ops on a
 // CPU group.
@@ -76,6 +68,14 @@ void OnContiguous(at::Tensor& tensor, Body&& body) {
 }
 
 }  // namespace
+
+// NCCL only moves CUDA tensors; Gloo takes both. A CPU tensor handed to an NCCL group would fail inside c10d with a
+// message that names neither the call nor the rank.
+void CheckDeviceFor(const Context& ctx, const at::Tensor& tensor, const char* what) {
+  LAKERUN_CHECK(!ctx.device().is_cuda() || tensor.is_cuda(), what, ": the tensor is on ", tensor.device().str(),
+                " but the process group (", ToString(ctx.backend()), ") moves tensors on ", ctx.device().str(),
+                " (rank ", ctx.rank(), ")");
+}
 
 void Barrier(Context& ctx) {
   if (!Distributed(ctx)) return;

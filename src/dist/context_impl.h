@@ -33,6 +33,10 @@ int64_t RealtimeNs();
 /// when options.backend asks for it or "auto" finds CUDA). Tests pass a shared HashStore and one thread per rank.
 std::unique_ptr<Context> CreateContext(const RankEnv& env, compat::StorePtr store, const InitOptions& options);
 
+/// InvalidArgument naming `what` and the rank when `tensor` is not on the device the group moves (a CPU tensor on an
+/// NCCL group), before c10d fails with a message that names neither.
+void CheckDeviceFor(const Context& ctx, const at::Tensor& tensor, const char* what);
+
 /// Wraps an exception from c10d into DistError / CommTimeout naming the operation and the rank.
 [[noreturn]] void RethrowCollectiveError(const Context& ctx, const std::string& what, const std::exception& error);
 

@@ -24,6 +24,8 @@ void CheckShapes(const Context& ctx, const at::Tensor& whole, const at::Tensor& 
                     whole.numel() == chunk.numel() * ctx.world_size() && whole.scalar_type() == chunk.scalar_type(),
                 what, ": needs 1-D contiguous tensors of one dtype, the whole ", ctx.world_size(),
                 " times the chunk; got ", whole.sizes(), " and ", chunk.sizes(), " on rank ", ctx.rank());
+  CheckDeviceFor(ctx, whole, what);
+  CheckDeviceFor(ctx, chunk, what);
 }
 
 // Launches a collective, turning c10d failures into lakerun errors naming it.
