@@ -1,0 +1,156 @@
+// Peak memory per rank for a large model's state under DDP, ZeRO-1 and ZeRO-2 (ShardedDataParallel), with Adam.
+//
+//   bench_dist_sharded_memory [--millions M] [--ranks N] [--steps S]
+//
+// Default: an MLP of 8 square layers of 3,584 (102.8 M parameters, fp32), 4 ranks on this host, 3 steps of a batch
+// of 8. For each contender the program starts N fresh rank processes (so peaks do not mix), and each rank reports
+// its peak resident set (VmHWM) above what it held after lakerun::dist::Init and libtorch's start (the baseline),
+// before the model existed. Rank 0 prints the largest rank's figure as bytes per parameter beside what ZeRO's paper
+// predicts for Adam in fp32 (parameters 4, gradients 4, Adam's two moments 8; level 1 divides the moments by N,
+// level 2 the gradients too), plus what each keeps for transport (DDP: its buckets; ZeRO: chunk copies and slots).
+#include <lakerun/dist/collectives.h>
+#include <lakerun/dist/ddp.h>
+#include <lakerun/dist/init.h>
+#include <lakerun/dist/sharded.h>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/adam.h>
+
+#include <malloc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../common/local_ranks.h"
+
+namespace {
+
+namespace dist = lakerun::dist;
+
+constexpr const char* kContenderVariable = "LAKERUN_BENCH_CONTENDER";
+constexpr int kLayers = 8;
+
+// VmRSS or VmHWM of this process, in bytes.
+int64_t StatusBytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string name;
+  int64_t kib = 0;
+  std::string unit;
+  while (status >> name) {
+    if (name == field + ":") {
+      status >> kib >> unit;
+      return kib * 1024;
+    }
+    std::getline(status, unit);
+  }
+  return -1;
+}
+
+// The smallest width (a multiple of 64) at which kLayers square layers hold at least `millions` million parameters.
+int64_t Width(double millions) {
+  int64_t width = 64;
+  while (static_cast<double>(kLayers) * static_cast<double>(width * width + width) < millions * 1e6) width += 64;
+  return width;
+}
+
+int RunRank(double millions, int steps) {
+  // Tensors of 1 MB and more are mapped and unmapped on their own: glibc's dynamic threshold would otherwise keep
+  // freed temporaries in the heap, and the resident set would count them as if they were still held.
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  at::set_num_threads(1);
+  const std::string contender = std::getenv(kContenderVariable);
+  dist::InitOptions options;
+  options.timeout = std::chrono::minutes(10);
+  dist::Context& ctx = dist::Init(options);
+  at::manual_seed(7);
+  const int64_t width = Width(millions);
+  at::Tensor x = at::randn({8, width});
+  at::Tensor y = at::randn({8, width});
+  dist::Barrier(ctx);
+  const int64_t baseline = StatusBytes("VmRSS");
+
+  auto net = std::make_shared<torch::nn::SequentialImpl>();
+  for (int i = 0; i < kLayers; ++i) net->push_back(torch::nn::Linear(width, width));
+  int64_t params = 0;
+  for (const auto& p : net->parameters()) params += p.numel();
+  auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-4));
+  std::unique_ptr<dist::DistributedDataParallel> ddp;
+  std::unique_ptr<dist::ShardedDataParallel> sdp;
+  // Gradients and parameters travel through Gloo, as between hosts: a rank's resident set then counts its own
+  // buffers only (shared-memory slots would count once in every rank that maps them).
+  if (contender == "ddp") {
+    dist::DdpOptions ddp_options;
+    ddp_options.shared_memory = false;
+    ddp = std::make_unique<dist::DistributedDataParallel>(ctx, net, ddp_options);
+  } else {
+    dist::ShardedOptions sharded;
+    sharded.shared_memory = false;
+    sharded.stage = contender == "zero1" ? dist::ZeroStage::kOptimizerState : dist::ZeroStage::kGradients;
+    std::vector<std::shared_ptr<torch::optim::Optimizer>> optimizers{adam};
+    sdp = std::make_unique<dist::ShardedDataParallel>(ctx, net, optimizers, sharded);
+  }
+  for (int step = 0; step < steps; ++step) {
+    adam->zero_grad();
+    at::mse_loss(net->forward(x), y).backward();
+    if (sdp) {
+      sdp->Step();
+    } else {
+      adam->step();
+    }
+  }
+  const int64_t peak = StatusBytes("VmHWM") - baseline;
+  const int64_t held = StatusBytes("VmRSS") - baseline;
+  int64_t transport = 0;
+  if (sdp) transport = sdp->Memory().chunk_bytes + sdp->Memory().transport_bytes;
+  if (ddp) transport = params * 4;  // its buckets: one flat buffer covering every parameter
+  const std::vector<std::string> peaks = dist::AllGatherBytes(ctx, std::to_string(peak));
+  const std::vector<std::string> helds = dist::AllGatherBytes(ctx, std::to_string(held));
+  if (ctx.rank() == 0) {
+    int64_t largest = 0, largest_held = 0;
+    for (const std::string& p : peaks) largest = std::max<int64_t>(largest, std::atoll(p.c_str()));
+    for (const std::string& h : helds) largest_held = std::max<int64_t>(largest_held, std::atoll(h.c_str()));
+    const int n = ctx.world_size();
+    const double predicted = contender == "ddp"     ? 16.0
+                             : contender == "zero1" ? 4.0 + 4.0 + 8.0 / n
+                                                    : 4.0 + 4.0 / n + 8.0 / n;
+    std::printf("%-6s %5.1f M params, %d ranks, bytes/param per rank (largest rank): peak %5.2f, held after the "
+                "steps %5.2f; ZeRO predicts %5.2f (parameters, gradients, Adam state) + transport and copies %5.2f\n",
+                contender.c_str(), params / 1e6, n, static_cast<double>(largest) / params,
+                static_cast<double>(largest_held) / params, predicted, static_cast<double>(transport) / params);
+    std::fflush(stdout);
+  }
+  dist::Barrier(ctx);
+  dist::Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double millions = 100;
+  int ranks = 4, steps = 3;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--millions") millions = std::atof(argv[i + 1]);
+    if (std::string(argv[i]) == "--ranks") ranks = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--steps") steps = std::max(1, std::atoi(argv[i + 1]));
+  }
+  try {
+    if (std::getenv("RANK") != nullptr) return RunRank(millions, steps);
+    int failed = 0;
+    for (const char* contender : {"ddp", "zero1", "zero2"}) {
+      ::setenv(kContenderVariable, contender, 1);
+      failed |= lakerun::bench::RunLocalRanks(ranks, argv, std::chrono::minutes(20));
+    }
+    return failed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
