@@ -162,6 +162,7 @@ TEST(HangJudgeTest, RankListJoinsRuns) {
 namespace lakerun::launch::testing {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -186,11 +187,15 @@ TEST_F(HangTest, AStoppedRankIsNamedWithItsStateCollectiveAndStacks) {
   EXPECT_EQ(f.exit_code, 124) << f.err;
   EXPECT_THAT(f.err, HasSubstr("rank 1 (pid "));
   EXPECT_THAT(f.err, HasSubstr(") hangs the job: stopped (SIGSTOP or SIGTSTP), no progress for "));
-  EXPECT_THAT(f.err, HasSubstr("it last entered collective #3 (all-reduce) and returned from it; ranks 0, 2 have "
-                               "waited"));
+  // Rank 2 may start its wait a moment after rank 0 (a loaded machine): the verdict comes when the first waiter has
+  // waited the timeout, and lists those that have.
+  EXPECT_THAT(f.err, ContainsRegex("it last entered collective #3 \\(all-reduce\\) and returned from it; "
+                                   "(rank 0 has|rank 2 has|ranks 0, 2 have) waited"));
   EXPECT_THAT(f.err, HasSubstr("in collective #4 (barrier) (--hang-timeout 2 s)"));
   EXPECT_THAT(f.err, HasSubstr("stacks of rank 1 (pid"));
-  if (::geteuid() == 0) EXPECT_THAT(f.err, HasSubstr("do_signal_stop"));  // its kernel stack
+  if (::geteuid() == 0) {
+    EXPECT_THAT(f.err, HasSubstr("do_signal_stop"));  // its kernel stack
+  }
   EXPECT_THAT(f.err, HasSubstr("error: rank 1 hangs the job"));
   EXPECT_THAT(f.err, HasSubstr("exit code 124"));
   EXPECT_LT(seconds, 2 + 20) << "named within the hang timeout plus the sampling period and gdb's bound";
@@ -213,8 +218,8 @@ TEST_F(HangTest, AWorkingRankIsNotAHangButIsNamedWhenAPeersCollectiveTimesOut) {
   Finished f = RunInProcess(options);
   EXPECT_EQ(f.exit_code, 1) << f.err;
   EXPECT_THAT(f.err, Not(HasSubstr("(--hang-timeout 2 s)")));  // no verdict at the hang timeout
-  EXPECT_THAT(f.err, HasSubstr("rank 1 exited with code 1 after waiting 5 s in collective #4; it was held up by "
-                               "rank 0 (pid "));
+  EXPECT_THAT(f.err, ContainsRegex("rank 1 exited with code 1 after waiting [0-9]+ s in collective #4; it was held "
+                                   "up by rank 0 \\(pid "));
   EXPECT_THAT(f.err, HasSubstr("which hangs the job: running (using "));
   EXPECT_THAT(Survivors(), IsEmpty());
 }
@@ -239,8 +244,8 @@ TEST_F(HangTest, ARankWhoseCollectiveTimedOutBlamesThePeerThatHeldItUp) {
   options.hang_timeout = std::chrono::seconds(60);  // the collective's own timeout comes first
   Finished f = RunInProcess(options);
   EXPECT_EQ(f.exit_code, 1) << f.err;
-  EXPECT_THAT(f.err, HasSubstr("rank 0 exited with code 1 after waiting 2 s in collective #4; it was held up by "
-                               "rank 1 (pid "));
+  EXPECT_THAT(f.err, ContainsRegex("rank 0 exited with code 1 after waiting [0-9]+ s in collective #4; it was held "
+                                   "up by rank 1 \\(pid "));
   EXPECT_THAT(f.err, HasSubstr("which hangs the job: stopped (SIGSTOP or SIGTSTP)"));
   EXPECT_THAT(Survivors(), IsEmpty());
 }
