@@ -43,14 +43,6 @@ void CloseFd(int& fd) {
 
 }  // namespace
 
-std::string Plural(int n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
-
-std::string Seconds(milliseconds ms) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g s", ms.count() / 1000.0);
-  return buffer;
-}
-
 Attempt::Attempt(const LaunchOptions& options, OutputRouter& router, SignalWatch& signals, OrphanGuard& guard,
                  NodeGroup* group, HangWatch& hang)
     : options_(options), router_(router), signals_(signals), guard_(guard), group_(group), hang_(hang) {}

@@ -28,6 +28,7 @@
 #include "launch/output.h"
 #include "launch/process.h"
 #include "launch/signal_watch.h"
+#include "launch/wording.h"
 
 namespace lakerun::launch::internal {
 
@@ -59,11 +60,6 @@ struct AttemptOutcome {
   int signal = 0;
   std::vector<std::optional<RankExit>> exits;  // AttemptReport::exits
 };
-
-/// "3 ranks", "1 node".
-std::string Plural(int n, const char* word);
-/// "2.5 s".
-std::string Seconds(std::chrono::milliseconds ms);
 
 class Attempt {
  public:

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "launch/wording.h"
+
 namespace lakerun::launch::internal {
 namespace {
 
@@ -19,12 +21,6 @@ ProcessState StateOfLetter(char letter) {
   const char* found = std::strchr(kStateLetters, letter);
   return found == nullptr || letter == '\0' ? ProcessState::kUnknown
                                             : static_cast<ProcessState>(found - kStateLetters);
-}
-
-std::string Seconds(milliseconds ms) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.0f s", ms.count() / 1000.0);
-  return buffer;
 }
 
 std::string CollectiveText(uint64_t number, rdzv::Collective kind) {
@@ -77,7 +73,7 @@ std::string WaitersText(const std::vector<RankObservation>& waiting, uint64_t co
   }
   const bool one = ranks.size() == 1;
   return std::string(one ? "rank " : "ranks ") + RankList(ranks) + (one ? " has" : " have") + " waited " +
-         Seconds(longest) + " in " + CollectiveText(collective, kind);
+         WholeSeconds(longest) + " in " + CollectiveText(collective, kind);
 }
 
 }  // namespace
@@ -169,14 +165,14 @@ std::string HangVerdict::DescribeCulprit(const RankObservation& culprit) const {
     state += " (using " + std::to_string(culprit.cpu_permille / 10) + "% of a CPU)";
   }
   std::string text = "hangs the job: " + state;
-  if (culprit.progress.reported) text += ", no progress for " + Seconds(culprit.progress.quiet);
+  if (culprit.progress.reported) text += ", no progress for " + WholeSeconds(culprit.progress.quiet);
   text += "; " + WhereItIs(culprit, collective);
   if (!waiting.empty()) text += "; " + WaitersText(waiting, collective, kind);
   return text;
 }
 
 std::string HangVerdict::DescribeDeadlock(milliseconds timeout) const {
-  return "hangs with every rank: all have waited at least " + Seconds(timeout) + " in " +
+  return "hangs with every rank: all have waited at least " + WholeSeconds(timeout) + " in " +
          CollectiveText(collective, kind) + " and none is behind (is the network between them down?)";
 }
 

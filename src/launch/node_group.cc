@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "lakerun/base/error.h"
+#include "launch/wording.h"
 
 namespace lakerun::launch::internal {
 namespace {
@@ -60,12 +61,6 @@ std::string HostName() {
   char name[HOST_NAME_MAX + 1] = {};
   if (::gethostname(name, sizeof(name)) != 0) return "unknown host";
   return name;
-}
-
-std::string Seconds(milliseconds ms) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g s", ms.count() / 1000.0);
-  return buffer;
 }
 
 milliseconds HeartbeatPeriod(milliseconds timeout) {
