@@ -70,6 +70,14 @@ class MultiNodeTest : public LauncherTest {
     return Start(args, tag);
   }
 
+  // Waits (at most 30 s) until the test's output file `tag` holds `text`.
+  void WaitForOutput(const std::string& tag, const std::string& text) {
+    const auto deadline = Clock::now() + seconds(30);
+    while (ReadFile(dir_.Join(tag)).find(text) == std::string::npos && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
   std::string port_;
   std::string secret_file_;
 };
@@ -126,10 +134,7 @@ TEST_F(MultiNodeTest, WithoutNodeRanksTheRendezvousNumbersTheNodes) {
 TEST_F(MultiNodeTest, AnAgentBeyondNnodesIsRefused) {
   const pid_t node0 = Agent(0, {}, {"--sleep", "3"}, "node0");
   const pid_t node1 = Agent(1, {}, {"--stdout", "started", "--sleep", "3"}, "node1");
-  const auto deadline = Clock::now() + seconds(30);  // both nodes joined: node 1's ranks run
-  while (ReadFile(dir_.Join("node1.out")).find("[rank2] started") == std::string::npos && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  WaitForOutput("node1.out", "[rank2] started");  // both nodes joined: node 1's ranks run
   const Finished extra = RunLauncher({"--nnodes", "2", "--master-port", port_, "--rdzv-secret-file", secret_file_,
                                       "-n", "2", "--join-timeout", "10", "--", rank_},
                                      seconds(60));
@@ -174,10 +179,7 @@ TEST_F(MultiNodeTest, ARankKilledOnNodeOneStopsBothNodesNamingIt) {
 TEST_F(MultiNodeTest, AKilledAgentIsFoundLostThroughItsHeartbeat) {
   const pid_t node0 = Agent(0, {"--heartbeat-timeout", "2"}, {"--sleep", "60"}, "node0");
   const pid_t node1 = Agent(1, {"--heartbeat-timeout", "2"}, {"--print-env", "--sleep", "60"}, "node1");
-  const auto deadline = Clock::now() + seconds(30);
-  while (ReadFile(dir_.Join("node1.out")).find("[rank3] RANK=3") == std::string::npos && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  WaitForOutput("node1.out", "[rank3] RANK=3");
   ::kill(node1, SIGKILL);
   const auto killed = Clock::now();
   const Finished f0 = Wait(node0, seconds(30));
@@ -193,10 +195,7 @@ TEST_F(MultiNodeTest, AKilledAgentIsFoundLostThroughItsHeartbeat) {
 TEST_F(MultiNodeTest, AKilledNodeZeroIsNamedByTheOtherNode) {
   const pid_t node0 = Agent(0, {}, {"--print-env", "--sleep", "60"}, "node0");
   const pid_t node1 = Agent(1, {}, {"--sleep", "60"}, "node1");
-  const auto deadline = Clock::now() + seconds(30);
-  while (ReadFile(dir_.Join("node0.out")).find("[rank1] RANK=1") == std::string::npos && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  WaitForOutput("node0.out", "[rank1] RANK=1");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // node 1 has joined
   ::kill(node0, SIGKILL);
   const Finished f1 = Wait(node1, seconds(30));
@@ -211,10 +210,7 @@ TEST_F(MultiNodeTest, AKilledNodeZeroIsNamedByTheOtherNode) {
 TEST_F(MultiNodeTest, ASignalToOneAgentStopsEveryNode) {
   const pid_t node0 = Agent(0, {}, {"--sleep", "60"}, "node0");
   const pid_t node1 = Agent(1, {}, {"--print-env", "--sleep", "60"}, "node1");
-  const auto deadline = Clock::now() + seconds(30);
-  while (ReadFile(dir_.Join("node1.out")).find("[rank3] RANK=3") == std::string::npos && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  WaitForOutput("node1.out", "[rank3] RANK=3");
   ::kill(node1, SIGTERM);
   const Finished f0 = Wait(node0, seconds(30)), f1 = Wait(node1, seconds(30));
   EXPECT_EQ(f1.exit_code, 128 + SIGTERM) << f1.err;
