@@ -42,4 +42,8 @@ struct ShardedBucket {
 std::vector<ShardedBucket> LayOutShards(const std::vector<at::Tensor>& params, int world, int rank,
                                         int64_t first_cap_bytes, int64_t cap_bytes);
 
+/// One bucket per unit (ZeRO level 3, wrap_policy.h), its parameters in the given order, split as above.
+std::vector<ShardedBucket> LayOutUnitShards(const std::vector<at::Tensor>& params,
+                                            const std::vector<std::vector<std::size_t>>& units, int world, int rank);
+
 }  // namespace lakerun::dist

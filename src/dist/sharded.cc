@@ -2,6 +2,7 @@
 #include <lakerun/dist/sharded.h>
 
 #include <lakerun/base/error.h>
+#include <lakerun/dist/collectives.h>
 #include <lakerun/dist/ddp.h>
 
 #include "dist/full_optimizer_state.h"
@@ -12,6 +13,8 @@
 #include "dist/shard_transport.h"
 #include "dist/sharded_gradients.h"
 #include "dist/sharded_optimizer.h"
+#include "dist/sharded_parameters.h"
+#include "dist/wrap_policy.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/utils/clip_grad.h>
@@ -25,6 +28,7 @@ const char* ToString(ZeroStage stage) {
   switch (stage) {
     case ZeroStage::kOptimizerState: return "optimizer_state";
     case ZeroStage::kGradients: return "gradients";
+    case ZeroStage::kParameters: return "parameters";
   }
   return "?";
 }
@@ -36,6 +40,7 @@ class ShardedDataParallel::Impl {
 
   void Step();
   std::vector<at::Tensor> BoundGradients();
+  void RefreshChunks();
   ShardedMemory Memory() const;
 
   Context& ctx;
@@ -50,11 +55,12 @@ class ShardedDataParallel::Impl {
   std::vector<ShardedOptimizer> optimizers;
   std::unique_ptr<DistributedDataParallel> ddp;  // level 1's gradients
   std::unique_ptr<ShardTransport> transport;     // reduce-scatter (level 2) and all-gather of the buckets
-  std::unique_ptr<ShardedGradients> gradients;   // level 2's
+  std::unique_ptr<ShardedParameters> parameters;  // level 3's
+  std::unique_ptr<ShardedGradients> gradients;   // levels 2 and 3
 
  private:
+  std::vector<ShardedBucket> LayOut(torch::nn::Module& module);
   void BindGradients();
-  void RefreshChunks();
   void GatherParameters();
 };
 
@@ -79,13 +85,14 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
   } else {
     BroadcastModuleState(ctx, *module);
   }
-  buckets = LayOutShards(params, ctx.world_size(), ctx.rank(), options.first_bucket_cap_bytes,
-                         options.bucket_cap_bytes);
+  buckets = LayOut(*module);
   at::NoGradGuard no_grad;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const at::TensorOptions like = params[buckets[b].params.front()].options().requires_grad(false);
     chunk_values.push_back(at::zeros({buckets[b].chunk_numel}, like));
-    if (options.stage == ZeroStage::kGradients) chunk_grads.push_back(at::zeros({buckets[b].chunk_numel}, like));
+    if (options.stage != ZeroStage::kOptimizerState) {
+      chunk_grads.push_back(at::zeros({buckets[b].chunk_numel}, like));
+    }
     for (const ShardPiece& where : buckets[b].pieces) {
       pieces.push_back({where, b, chunk_values[b].narrow(0, where.chunk_offset, where.numel)});
     }
@@ -102,12 +109,45 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
     }
     optimizers.back().TakeUserState(params, pieces);
   }
-  const bool level2 = options.stage == ZeroStage::kGradients;
-  transport = std::make_unique<ShardTransport>(ctx, buckets, level2, options.shared_memory);
-  if (level2) {
-    gradients = std::make_unique<ShardedGradients>(ctx, *module, params, names, buckets, chunk_grads, *transport,
-                                                   options.broadcast_buffers);
+  const bool shard_gradients = options.stage != ZeroStage::kOptimizerState;
+  transport = std::make_unique<ShardTransport>(ctx, buckets, shard_gradients, options.shared_memory);
+  std::function<void(std::size_t)> on_unit_reduced;
+  if (options.stage == ZeroStage::kParameters) {
+    parameters = std::make_unique<ShardedParameters>(ctx, params, buckets, chunk_values, *transport,
+                                                     options.max_resident_units, options.prefetch);
+    on_unit_reduced = [p = parameters.get()](std::size_t b) { p->Release(b); };
   }
+  if (shard_gradients) {
+    gradients = std::make_unique<ShardedGradients>(ctx, *module, params, names, buckets, chunk_grads, *transport,
+                                                   options.broadcast_buffers, std::move(on_unit_reduced));
+  }
+}
+
+// Levels 1 and 2: DDP's buckets. Level 3: one bucket per unit, the same units on every rank.
+std::vector<ShardedBucket> ShardedDataParallel::Impl::LayOut(torch::nn::Module& module) {
+  if (options.stage != ZeroStage::kParameters) {
+    return LayOutShards(params, ctx.world_size(), ctx.rank(), options.first_bucket_cap_bytes,
+                        options.bucket_cap_bytes);
+  }
+  const std::vector<ShardUnit> units =
+      PlanShardUnits(module, params, names, options.unit_min_params, options.unit_modules);
+  std::vector<std::vector<std::size_t>> groups;
+  std::string described;
+  for (const ShardUnit& unit : units) {
+    groups.push_back(unit.params);
+    int64_t numel = 0;
+    for (std::size_t i : unit.params) numel += params[i].numel();
+    described += "'" + unit.name + "' (" + std::to_string(numel) + " elements) ";
+  }
+  if (ctx.world_size() > 1) {
+    const std::vector<std::string> all = AllGatherBytes(ctx, described);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      LAKERUN_CHECK_AS(DistError, all[r] == described, "ShardedDataParallel: rank ", ctx.rank(),
+                       " wraps its module in units ", described, "but rank ", r, " in ", all[r],
+                       "; every rank must build the same model with the same unit options");
+    }
+  }
+  return LayOutUnitShards(params, groups, ctx.world_size(), ctx.rank());
 }
 
 // This rank's chunks take the parameters' current values (a load into the module since the last step included).
@@ -174,10 +214,14 @@ void ShardedDataParallel::Impl::Step() {
     gradients->Finalize();
   }
   at::NoGradGuard no_grad;
-  RefreshChunks();
+  if (parameters) {
+    parameters->EndIteration();  // the chunks are the parameters' only copy, and are about to change
+  } else {
+    RefreshChunks();
+  }
   BindGradients();
   for (ShardedOptimizer& opt : optimizers) opt.Step();
-  GatherParameters();
+  if (!parameters) GatherParameters();
 }
 
 ShardedMemory ShardedDataParallel::Impl::Memory() const {
@@ -185,6 +229,13 @@ ShardedMemory ShardedDataParallel::Impl::Memory() const {
   for (const ShardedOptimizer& opt : optimizers) m.optimizer_state_bytes += opt.StateBytes();
   for (const at::Tensor& t : chunk_values) m.chunk_bytes += static_cast<int64_t>(t.nbytes());
   m.transport_bytes = transport->buffer_bytes();
+  if (parameters) {
+    m.resident_parameter_bytes = parameters->resident_bytes();
+    m.peak_resident_parameter_bytes = parameters->peak_resident_bytes();
+  } else {
+    for (const at::Tensor& p : params) m.resident_parameter_bytes += static_cast<int64_t>(p.nbytes());
+    m.peak_resident_parameter_bytes = m.resident_parameter_bytes;
+  }
   if (gradients) {
     for (const at::Tensor& t : chunk_grads) m.gradient_bytes += static_cast<int64_t>(t.nbytes());
   } else {
@@ -269,11 +320,39 @@ ShardedDataParallel::GatheredState::~GatheredState() {
   for (auto& opt : filled_) opt->state().clear();
 }
 
+ShardedDataParallel::FullParameters ShardedDataParallel::GatherFullParameters(bool writeback) {
+  if (impl_->parameters) impl_->parameters->GatherAll();
+  return FullParameters(this, writeback);
+}
+
+ShardedDataParallel::FullParameters::FullParameters(ShardedDataParallel* sdp, bool writeback)
+    : sdp_(sdp), writeback_(writeback) {}
+ShardedDataParallel::FullParameters::FullParameters(FullParameters&& other) noexcept
+    : sdp_(other.sdp_), writeback_(other.writeback_) {
+  other.sdp_ = nullptr;
+}
+ShardedDataParallel::FullParameters::~FullParameters() {
+  if (sdp_ == nullptr || !sdp_->impl_->parameters) return;  // levels 1 and 2: the next Step() reads the parameters
+  if (writeback_) {
+    at::NoGradGuard no_grad;
+    sdp_->impl_->RefreshChunks();
+  }
+  sdp_->impl_->parameters->ReleaseAll();
+}
+
 ZeroStage ShardedDataParallel::stage() const { return impl_->options.stage; }
 ShardedMemory ShardedDataParallel::Memory() const { return impl_->Memory(); }
 
 ShardedStepStats ShardedDataParallel::LastStepStats() const {
-  if (impl_->gradients) return impl_->gradients->Stats();
+  if (impl_->gradients) {
+    ShardedStepStats stats = impl_->gradients->Stats();
+    if (impl_->parameters) {
+      const ShardedParameters::IterationStats it = impl_->parameters->LastIteration();
+      stats.parameter_gathers = it.gathers;
+      stats.prefetched_gathers = it.prefetched;
+    }
+    return stats;
+  }
   const DdpStepStats s = impl_->ddp->LastStepStats();
   return {s.buckets, s.launched_before_last_gradient};
 }

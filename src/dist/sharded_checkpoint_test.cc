@@ -1,5 +1,5 @@
 // Full optimizer state from ShardedDataParallel: gathered into the user's optimizer on one rank in DDP's layout, and
-// checkpoints that DDP and either ZeRO level resume from each other.
+// checkpoints that DDP and every ZeRO level resume from each other.
 #include <lakerun/dist/sharded.h>
 
 #include <lakerun/base/error.h>
@@ -61,7 +61,7 @@ class ShardedCheckpointTest : public ::testing::TestWithParam<Opt> {};
 
 TEST_P(ShardedCheckpointTest, GatheredStateIsDdpsStateInDdpsLayout) {
   const TrainCase c = SmallBuckets(3, GetParam());
-  std::string ddp_ckpt, zero1_ckpt, zero2_ckpt;
+  std::string ddp_ckpt, zero1_ckpt, zero2_ckpt, zero3_ckpt;
   Phase save;
   save.save = &ddp_ckpt;
   TrainOnRanks(c, Parallel::kDdp, save);
@@ -69,23 +69,35 @@ TEST_P(ShardedCheckpointTest, GatheredStateIsDdpsStateInDdpsLayout) {
   TrainOnRanks(c, Parallel::kZero1, save);
   save.save = &zero2_ckpt;
   TrainOnRanks(c, Parallel::kZero2, save);
+  save.save = &zero3_ckpt;
+  TrainOnRanks(c, Parallel::kZero3, save);
   const auto want = OptimizerStateIn(ddp_ckpt, c.opt);
   ExpectSameState(OptimizerStateIn(zero1_ckpt, c.opt), want, "zero1");
   ExpectSameState(OptimizerStateIn(zero2_ckpt, c.opt), want, "zero2");
+  ExpectSameState(OptimizerStateIn(zero3_ckpt, c.opt), want, "zero3");
   // Same size: the same tensors under the same keys (only the addresses naming parameters differ in content).
   EXPECT_EQ(zero2_ckpt.size(), ddp_ckpt.size());
+  // Level 3's parameters are views of one buffer per unit, which the archive stores once per unit: fewer records,
+  // the same tensors.
+  ShardNet from_ddp, from_zero3;
+  auto opt = testing::MakeOpt(c.opt, from_ddp);
+  testing::LoadCheckpoint(ddp_ckpt, from_ddp, *opt);
+  testing::LoadCheckpoint(zero3_ckpt, from_zero3, *opt);
+  for (const auto& item : from_ddp.named_parameters()) {
+    EXPECT_TRUE(at::equal(item.value(), from_zero3.named_parameters()[item.key()])) << item.key();
+  }
 }
 
-TEST_P(ShardedCheckpointTest, DdpAndBothLevelsResumeEachOthersCheckpoints) {
+TEST_P(ShardedCheckpointTest, DdpAndEveryLevelResumeEachOthersCheckpoints) {
   const TrainCase c = SmallBuckets(2, GetParam());
   const std::vector<TrainResult> straight = TrainOnRanks(c, Parallel::kDdp);
-  for (Parallel first : {Parallel::kDdp, Parallel::kZero1, Parallel::kZero2}) {
+  for (Parallel first : {Parallel::kDdp, Parallel::kZero1, Parallel::kZero2, Parallel::kZero3}) {
     std::string ckpt;
     Phase head;
     head.end_step = 3;
     head.save = &ckpt;
     TrainOnRanks(c, first, head);
-    for (Parallel second : {Parallel::kDdp, Parallel::kZero1, Parallel::kZero2}) {
+    for (Parallel second : {Parallel::kDdp, Parallel::kZero1, Parallel::kZero2, Parallel::kZero3}) {
       if (first == Parallel::kDdp && second == Parallel::kDdp) continue;
       Phase tail;
       tail.first_step = 3;

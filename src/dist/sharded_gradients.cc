@@ -10,11 +10,12 @@ namespace lakerun::dist {
 ShardedGradients::ShardedGradients(Context& ctx, torch::nn::Module& module, std::vector<at::Tensor> params,
                                    std::vector<std::string> names, const std::vector<ShardedBucket>& buckets,
                                    std::vector<at::Tensor> chunks, ShardTransport& transport,
-                                   bool broadcast_buffers)
+                                   bool broadcast_buffers, std::function<void(std::size_t)> on_bucket_complete)
     : ctx_(ctx),
       module_(module),
       transport_(transport),
       broadcast_buffers_(broadcast_buffers),
+      on_bucket_complete_(std::move(on_bucket_complete)),
       chunks_(std::move(chunks)),
       names_(names),
       arrivals_(params.size(), [this] { Finalize(); }) {
@@ -60,7 +61,10 @@ void ShardedGradients::OnGradReady(std::size_t index) {
   }
   bucket.flat.narrow(0, p.offset, grad.numel()).copy_(grad.reshape({-1}));
   grad.reset();  // the bucket holds it now; the full gradient need not outlive this hook
-  if (--bucket.pending == 0) LaunchReadyBuckets();
+  if (--bucket.pending == 0) {
+    if (on_bucket_complete_) on_bucket_complete_(p.bucket);
+    LaunchReadyBuckets();
+  }
 }
 
 // Buckets start in index order on every rank (c10d matches collectives by order).

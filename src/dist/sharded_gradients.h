@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,10 +26,12 @@ namespace lakerun::dist {
 class ShardedGradients {
  public:
   /// `chunks[b]`: this rank's gradient chunk of bucket b (buckets[b].chunk_numel elements), written by each
-  /// synchronized backward. Registers the hooks.
+  /// synchronized backward. Registers the hooks. `on_bucket_complete(b)` runs once bucket b holds all its gradients
+  /// in a synchronized backward (under this object's lock; level 3 frees the unit's parameters there).
   ShardedGradients(Context& ctx, torch::nn::Module& module, std::vector<at::Tensor> params,
                    std::vector<std::string> names, const std::vector<ShardedBucket>& buckets,
-                   std::vector<at::Tensor> chunks, ShardTransport& transport, bool broadcast_buffers);
+                   std::vector<at::Tensor> chunks, ShardTransport& transport, bool broadcast_buffers,
+                   std::function<void(std::size_t bucket)> on_bucket_complete = nullptr);
   ~ShardedGradients();
 
   /// Waits for every bucket and divides by the world size; runs by itself at the end of a synchronized backward.
@@ -61,6 +64,7 @@ class ShardedGradients {
   torch::nn::Module& module_;
   ShardTransport& transport_;
   bool broadcast_buffers_;
+  std::function<void(std::size_t)> on_bucket_complete_;
   std::vector<Param> params_;
   std::vector<Bucket> buckets_;
   std::vector<at::Tensor> chunks_;

@@ -43,15 +43,16 @@ bool Bitwise(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b)
 class ShardedEquivalenceTest : public ::testing::TestWithParam<TrainCase> {};
 
 // Level 1's gradients come from DDP's own reducer, level 2's are summed in rank order as DDP's shared-memory
-// all-reduce sums them (through shared memory or Gloo's all-to-all), and the optimizers update each element from that
+// all-reduce sums them (through shared memory or Gloo's all-to-all), level 3's as level 2's (its units are buckets
+// too), and the optimizers update each element from that
 // element alone: so without clipping both levels give the reference's bits. Exceptions: level 1 without shared memory
 // uses Gloo's ring all-reduce, whose order of addition differs from rank order from 3 ranks on; level 2's clipping
 // norm is a sum of per-rank partial sums (in double), which can move the clipping coefficient by an ulp. Level 1 clips
 // the whole gradients as DDP does.
-TEST_P(ShardedEquivalenceTest, BothLevelsEndWithDdpsParametersOnEveryRank) {
+TEST_P(ShardedEquivalenceTest, EveryLevelEndsWithDdpsParametersOnEveryRank) {
   const TrainCase c = GetParam();
   const std::vector<TrainResult> ddp = TrainOnRanks(c, Parallel::kDdp);
-  for (Parallel level : {Parallel::kZero1, Parallel::kZero2}) {
+  for (Parallel level : {Parallel::kZero1, Parallel::kZero2, Parallel::kZero3}) {
     const std::vector<TrainResult> zero = TrainOnRanks(c, level);
     const bool expect_bitwise =
         level == Parallel::kZero1 ? c.shared_memory || c.world == 2 : c.clip_norm == 0;

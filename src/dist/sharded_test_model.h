@@ -8,7 +8,11 @@
 #include "dist/rank_threads.h"
 
 #include <ATen/ATen.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
 #include <torch/nn/module.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adagrad.h>
@@ -20,6 +24,7 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -39,10 +44,24 @@ struct ShardNet : torch::nn::Module {
   torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
 };
 
-enum class Parallel { kDdp, kZero1, kZero2 };
+enum class Parallel { kDdp, kZero1, kZero2, kZero3 };
 enum class Opt { kSgd, kAdam, kAdamW, kRmsprop, kAdagrad };
 
-inline const char* Name(Parallel p) { return p == Parallel::kDdp ? "ddp" : p == Parallel::kZero1 ? "zero1" : "zero2"; }
+inline const char* Name(Parallel p) {
+  switch (p) {
+    case Parallel::kDdp: return "ddp";
+    case Parallel::kZero1: return "zero1";
+    case Parallel::kZero2: return "zero2";
+    case Parallel::kZero3: return "zero3";
+  }
+  return "?";
+}
+
+inline ZeroStage StageOf(Parallel p) {
+  return p == Parallel::kZero1 ? ZeroStage::kOptimizerState
+         : p == Parallel::kZero2 ? ZeroStage::kGradients
+                                 : ZeroStage::kParameters;
+}
 inline const char* Name(Opt o) {
   switch (o) {
     case Opt::kSgd: return "sgd";
@@ -119,6 +138,8 @@ struct TrainCase {
   int64_t first_cap = 1 << 20, cap = 25 << 20;
   int steps = 6;
   bool shared_memory = true;  ///< ShardedOptions::shared_memory (DDP, the reference, always uses it)
+  int64_t unit_min_params = 50;  ///< level 3: fc1 (70) and fc2 (77) are units, fc3 (24) is in the root unit
+  bool prefetch = true;
 };
 
 constexpr int kRowsPerMicroBatch = 3;
@@ -190,7 +211,9 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
     ddp = std::make_unique<DistributedDataParallel>(ctx, net, o);
   } else {
     ShardedOptions o;
-    o.stage = parallel == Parallel::kZero1 ? ZeroStage::kOptimizerState : ZeroStage::kGradients;
+    o.stage = StageOf(parallel);
+    o.unit_min_params = c.unit_min_params;
+    o.prefetch = c.prefetch;
     o.first_bucket_cap_bytes = c.first_cap;
     o.bucket_cap_bytes = c.cap;
     o.shared_memory = c.shared_memory;
@@ -223,6 +246,8 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
       opt->step();
     }
   }
+  std::optional<ShardedDataParallel::FullParameters> full;  // level 3 holds only shards between steps
+  if (sdp) full.emplace(sdp->GatherFullParameters());
   result.params = Snapshot(*net);
   result.state_bytes = sdp ? sdp->Memory().optimizer_state_bytes : OptimizerStateBytes(*opt);
   if (phase.save != nullptr) {
@@ -240,6 +265,95 @@ inline std::vector<TrainResult> TrainOnRanks(const TrainCase& c, Parallel parall
   RunRanks(c.world, [&](Context& ctx) { results[ctx.rank()] = Train(ctx, c, parallel, init, phase); },
            std::chrono::seconds(60));
   return results;
+}
+
+/// A small transformer-style language model: token and position embeddings, pre-norm blocks of causal multi-head
+/// attention and an MLP, a final layer norm and a head. 2 blocks of 12,704 parameters; 29,312 in all.
+struct AttentionBlock : torch::nn::Module {
+  static constexpr int64_t kWidth = 32, kHeads = 4;
+  AttentionBlock() {
+    ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({kWidth})));
+    qkv = register_module("qkv", torch::nn::Linear(kWidth, 3 * kWidth));
+    proj = register_module("proj", torch::nn::Linear(kWidth, kWidth));
+    ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({kWidth})));
+    up = register_module("up", torch::nn::Linear(kWidth, 4 * kWidth));
+    down = register_module("down", torch::nn::Linear(4 * kWidth, kWidth));
+  }
+  at::Tensor forward(const at::Tensor& x) {  // [N, T, kWidth]
+    const int64_t n = x.size(0), t = x.size(1), d = kWidth / kHeads;
+    std::vector<at::Tensor> parts = qkv(ln1(x)).view({n, t, 3, kHeads, d}).permute({2, 0, 3, 1, 4}).unbind(0);
+    at::Tensor scores = at::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(d));
+    const at::Tensor causal = at::ones({t, t}, x.options().dtype(at::kBool)).triu(1);
+    at::Tensor attended = at::matmul(scores.masked_fill(causal, -1e9).softmax(-1), parts[2]);
+    at::Tensor h = x + proj(attended.transpose(1, 2).reshape({n, t, kWidth}));
+    return h + down(at::gelu(up(ln2(h))));
+  }
+  torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
+  torch::nn::Linear qkv{nullptr}, proj{nullptr}, up{nullptr}, down{nullptr};
+};
+
+struct TinyTransformer : torch::nn::Module {
+  static constexpr int64_t kVocab = 64, kContext = 8;
+  TinyTransformer() {
+    tokens = register_module("tokens", torch::nn::Embedding(kVocab, AttentionBlock::kWidth));
+    positions = register_module("positions", torch::nn::Embedding(kContext, AttentionBlock::kWidth));
+    blocks = register_module("blocks", torch::nn::ModuleList());
+    for (int i = 0; i < 2; ++i) blocks->push_back(std::make_shared<AttentionBlock>());
+    ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({AttentionBlock::kWidth})));
+    head = register_module("head", torch::nn::Linear(AttentionBlock::kWidth, kVocab));
+  }
+  at::Tensor forward(const at::Tensor& ids) {  // [N, T] int64 -> [N, T, kVocab] logits
+    at::Tensor x = tokens(ids) + positions(at::arange(ids.size(1), ids.options()));
+    for (const auto& block : *blocks) x = block->as<AttentionBlock>()->forward(x);
+    return head(ln_f(x));
+  }
+  torch::nn::Embedding tokens{nullptr}, positions{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  torch::nn::LayerNorm ln_f{nullptr};
+  torch::nn::Linear head{nullptr};
+};
+
+/// Next-token loss of the transformer on step `step`, rank `rank`'s 4 sequences (a fixed pattern plus noise, so the
+/// loss falls).
+inline at::Tensor TransformerLoss(TinyTransformer& net, int step, int rank) {
+  at::Generator gen = at::detail::createCPUGenerator(5000 + 97 * step + rank);
+  at::Tensor start = at::randint(TinyTransformer::kVocab, {4, 1}, gen);
+  at::Tensor ids = (start + at::arange(TinyTransformer::kContext + 1) * 3).remainder(TinyTransformer::kVocab);
+  at::Tensor logits = net.forward(ids.narrow(1, 0, TinyTransformer::kContext));
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, TinyTransformer::kVocab}),
+                                              ids.narrow(1, 1, TinyTransformer::kContext).reshape({-1}));
+}
+
+/// Trains `make()`'s model for `steps` Adam steps on this rank under `parallel` (sharded ones with `options`, its
+/// stage replaced) and returns its parameters. Every rank builds the model the same way; the wrappers' broadcast
+/// makes rank 0's values everyone's regardless.
+template <class Net>
+std::vector<at::Tensor> TrainModel(Context& ctx, Parallel parallel, const std::function<std::shared_ptr<Net>()>& make,
+                                   const std::function<at::Tensor(Net&, int step, int rank)>& loss_of, int steps,
+                                   ShardedOptions options = {}) {
+  std::shared_ptr<Net> net = make();
+  auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
+  std::unique_ptr<DistributedDataParallel> ddp;
+  std::unique_ptr<ShardedDataParallel> sdp;
+  if (parallel == Parallel::kDdp) {
+    ddp = std::make_unique<DistributedDataParallel>(ctx, net);
+  } else {
+    options.stage = StageOf(parallel);
+    sdp = std::make_unique<ShardedDataParallel>(ctx, net, std::vector<std::shared_ptr<torch::optim::Optimizer>>{adam},
+                                                options);
+  }
+  for (int s = 0; s < steps; ++s) {
+    adam->zero_grad();
+    loss_of(*net, s, ctx.rank()).backward();
+    if (sdp) {
+      sdp->Step();
+    } else {
+      adam->step();
+    }
+  }
+  std::optional<ShardedDataParallel::FullParameters> full;
+  if (sdp) full.emplace(sdp->GatherFullParameters());
+  return Snapshot(*net);
 }
 
 }  // namespace lakerun::dist::testing

@@ -1,5 +1,5 @@
-// Sharded data parallel (ZeRO levels 1 and 2): DDP's results with 1/world of the optimizer state on each rank
-// (level 1) and of the gradients as well (level 2).
+// Sharded data parallel (ZeRO levels 1 to 3): DDP's results with 1/world of the optimizer state on each rank
+// (level 1), of the gradients as well (level 2), and of the parameters as well (level 3, FSDP's FULL_SHARD).
 //
 //   auto net = std::make_shared<Net>();
 //   auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
@@ -50,6 +50,23 @@
 //   Gloo (which lacks reduce-scatter in libtorch 1.13) an all-to-all plus a local sum in rank order
 //   (src/dist/shard_transport.h, src/dist/shard_collectives.h).
 // - Like DDP, the module is used directly for forward; do not change its parameters after construction.
+//
+// Level 3 (ZeroStage::kParameters):
+// - Units. The parameters are grouped into units (ShardedOptions::unit_min_params / unit_modules; wrap_policy.h);
+//   each unit is one bucket, its parameters views of one flat buffer. Between uses a unit's buffer holds no bytes:
+//   the rank keeps only its chunk, so a rank holds 1/world of the parameters, gradients and optimizer state, plus
+//   the units in use.
+// - Gather on use. Libtorch's modules have no forward hooks; instead, every tensor operation that reads a parameter
+//   of a freed unit, in forward or in backward, first all-gathers the unit (src/dist/param_touch.h). So any forward
+//   works unchanged, a parameter used by several modules (tied weights) included. Reads that bypass operations
+//   (data_ptr() in user code, or saving the module) see an empty unit: save or load the module inside
+//   GatherFullParameters().
+// - Free after use. A unit is freed once its gradients are reduce-scattered in backward, and when more than
+//   max_resident_units would hold bytes (the one the previous iteration read last, else the least recently read).
+//   The previous iteration's order of reads also drives prefetch: reading one unit starts gathering the next.
+// - Every rank must run the same operations on the same units in the same order (gathers are collectives), as with
+//   FSDP; ranks that built different units fail at construction with a DistError naming both.
+// - Step() steps the chunks and frees every unit; the next forward gathers the new values.
 #pragma once
 
 #include <lakerun/dist/init.h>
@@ -65,12 +82,13 @@
 
 namespace lakerun::dist {
 
-/// What is sharded besides nothing (DDP). Level 3 (parameters) is not implemented.
+/// What is sharded besides nothing (DDP).
 enum class ZeroStage {
   kOptimizerState = 1,  ///< ZeRO-1: optimizer state
   kGradients = 2,       ///< ZeRO-2: optimizer state and gradients
+  kParameters = 3,      ///< ZeRO-3 (FSDP FULL_SHARD): optimizer state, gradients and parameters
 };
-/// "optimizer_state", "gradients".
+/// "optimizer_state", "gradients", "parameters".
 const char* ToString(ZeroStage stage);
 
 struct ShardedOptions {
@@ -83,6 +101,16 @@ struct ShardedOptions {
   /// When every rank runs on this host: level 1 all-reduces gradients through shared memory (DdpOptions), and both
   /// levels reduce-scatter and all-gather through shared memory.
   bool shared_memory = true;
+
+  /// Level 3: which parameters form a unit, gathered and freed together (src/dist/wrap_policy.h). With
+  /// `unit_modules` empty, every submodule (children first) whose parameters not yet in a unit number at least
+  /// `unit_min_params`; otherwise the named submodules (as named_modules() names them). The rest is the root unit.
+  int64_t unit_min_params = 100'000;
+  std::vector<std::string> unit_modules;
+  /// Level 3: units holding gathered parameters at once (a prefetched one included); at least 1.
+  int max_resident_units = 3;
+  /// Level 3: gathering a unit starts gathering the one the previous iteration used next.
+  bool prefetch = true;
 };
 
 /// What one rank holds, in bytes (for inspection, tests and benchmarks).
@@ -96,6 +124,10 @@ struct ShardedMemory {
   /// Buffers the reduce-scatter and all-gather keep between steps (this rank's shared-memory slots; level 1's
   /// all-reduce buffers are DDP's and not counted).
   int64_t transport_bytes = 0;
+  /// Level 3: bytes of unit buffers holding gathered parameters now, and the most at once so far (levels 1 and 2:
+  /// the parameters, always whole).
+  int64_t resident_parameter_bytes = 0;
+  int64_t peak_resident_parameter_bytes = 0;
 };
 
 /// What the last synchronized backward did.
@@ -103,6 +135,10 @@ struct ShardedStepStats {
   int buckets = 0;
   /// Buckets whose reduction started while some parameter still awaited its gradient.
   int launched_before_last_gradient = 0;
+  /// Level 3, over the last step (forward, backward, step): unit all-gathers, and how many of them prefetch started
+  /// before an operation needed the unit.
+  int parameter_gathers = 0;
+  int prefetched_gathers = 0;
 };
 
 class ShardedDataParallel {
@@ -153,6 +189,22 @@ class ShardedDataParallel {
     std::vector<std::shared_ptr<torch::optim::Optimizer>> filled_;
   };
   GatheredState GatherOptimizerState(int root = 0);
+
+  /// While the returned object lives, every parameter of the module holds its full value on every rank (level 3
+  /// gathers them all; levels 1 and 2 hold them anyway), for saving or loading a full state dict. With `writeback`,
+  /// values written into the parameters meanwhile become the rank's shards when it ends. Collective.
+  class FullParameters {
+   public:
+    FullParameters(FullParameters&& other) noexcept;
+    ~FullParameters();
+
+   private:
+    friend class ShardedDataParallel;
+    FullParameters(ShardedDataParallel* sdp, bool writeback);
+    ShardedDataParallel* sdp_;
+    bool writeback_;
+  };
+  FullParameters GatherFullParameters(bool writeback = false);
 
   ZeroStage stage() const;
   ShardedMemory Memory() const;

@@ -1,0 +1,218 @@
+#include "dist/sharded_parameters.h"
+
+#include <lakerun/base/error.h>
+
+#include <ATen/ATen.h>
+#include <c10/core/StorageImpl.h>
+
+#include <algorithm>
+#include <tuple>
+
+namespace lakerun::dist {
+namespace {
+
+// Long enough for any real model's iteration; a longer one (evaluation without steps) stops recording.
+constexpr std::size_t kMaxSequence = 1 << 20;
+
+void SetBytes(c10::StorageImpl* storage, at::DataPtr data, int64_t bytes) {
+  storage->set_data_ptr_noswap(std::move(data));
+  storage->set_nbytes(static_cast<size_t>(bytes));
+}
+
+bool Contains(const std::vector<std::size_t>& v, std::size_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+ShardedParameters::ShardedParameters(Context& ctx, std::vector<at::Tensor> params,
+                                     const std::vector<ShardedBucket>& buckets, std::vector<at::Tensor> chunks,
+                                     ShardTransport& transport, int max_resident, bool prefetch)
+    : ctx_(ctx),
+      transport_(transport),
+      chunks_(std::move(chunks)),
+      max_resident_(static_cast<std::size_t>(std::max(max_resident, 1))),
+      prefetch_(prefetch),
+      previous_positions_(buckets.size()) {
+  at::NoGradGuard no_grad;
+  std::vector<std::pair<const c10::StorageImpl*, std::size_t>> watched;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const ShardedBucket& bucket = buckets[b];
+    Unit unit;
+    unit.flat = at::zeros({bucket.padded_numel(ctx.world_size())},
+                          params[bucket.params.front()].options().requires_grad(false));
+    for (std::size_t k = 0; k < bucket.params.size(); ++k) {
+      at::Tensor& p = params[bucket.params[k]];
+      at::Tensor view = unit.flat.narrow(0, bucket.offsets[k], p.numel());
+      view.copy_(p.reshape({-1}));
+      p.set_data(view.view(p.sizes()));  // the same parameter object, now inside the unit's buffer
+    }
+    unit.storage = unit.flat.storage().unsafeGetStorageImpl();
+    unit.bytes = static_cast<int64_t>(unit.flat.nbytes());
+    SetBytes(unit.storage, at::DataPtr(nullptr, unit.flat.device()), 0);  // freed: the chunk holds the values
+    watched.emplace_back(unit.storage, b);
+    units_.push_back(std::move(unit));
+  }
+  watch_ = std::make_unique<ParameterTouchWatch>(
+      std::move(watched), [this](const std::vector<std::size_t>& units, bool) { OnTouch(units); });
+}
+
+ShardedParameters::~ShardedParameters() {
+  watch_.reset();
+  for (Unit& u : units_) {
+    try {
+      u.op.Wait();
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+// An operation is about to read `units`: all of them must hold bytes when this returns.
+void ShardedParameters::OnTouch(const std::vector<std::size_t>& units) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  for (std::size_t b : units) {
+    if (sequence_.size() < kMaxSequence && (sequence_.empty() || sequence_.back() != b)) sequence_.push_back(b);
+    Unit& u = units_[b];
+    u.last_use = ++clock_;
+    if (!u.resident) {
+      if (!pinned_) MakeRoom(units, 0);
+      StartGather(b);
+    } else if (u.prefetched) {
+      ++current_.prefetched;
+    }
+    u.prefetched = false;
+    Install(b);
+  }
+  if (prefetch_ && !pinned_) Prefetch(units);
+}
+
+// Starts gathering the next unit the previous iteration read after this point that holds no bytes, unless a
+// prefetch is still unread or room for it would cost a unit needed sooner.
+void ShardedParameters::Prefetch(const std::vector<std::size_t>& keep) {
+  for (const Unit& u : units_) {
+    if (u.prefetched) return;
+  }
+  const std::size_t now = sequence_.size() - 1;
+  for (std::size_t i = now + 1; i < previous_.size(); ++i) {
+    const std::size_t b = previous_[i];
+    if (units_[b].resident) continue;
+    if (!MakeRoom(keep, i)) return;
+    StartGather(b);
+    units_[b].prefetched = true;
+    return;
+  }
+}
+
+// The position in the previous iteration's sequence of unit b's next read after the current one (kNever: none).
+std::size_t ShardedParameters::NextUse(std::size_t b) const {
+  const std::vector<std::size_t>& at = previous_positions_[b];
+  const auto it = std::upper_bound(at.begin(), at.end(), sequence_.empty() ? 0 : sequence_.size() - 1);
+  return it == at.end() ? kNever : *it;
+}
+
+// Frees units, none of `keep`, until one more fits under max_resident: the one read last by the prediction (never
+// read again first), else the one read longest ago. With `needed_at` > 0 (a prefetch needed there) it frees only
+// units needed after that, and returns false when that is not enough.
+bool ShardedParameters::MakeRoom(const std::vector<std::size_t>& keep, std::size_t needed_at) {
+  for (;;) {
+    std::size_t resident = 0, victim = units_.size();
+    auto later = [&](std::size_t a, std::size_t b) {  // whether a is the better victim
+      return std::make_tuple(NextUse(a), -static_cast<int64_t>(units_[a].last_use)) >
+             std::make_tuple(NextUse(b), -static_cast<int64_t>(units_[b].last_use));
+    };
+    for (std::size_t b = 0; b < units_.size(); ++b) {
+      if (!units_[b].resident) continue;
+      ++resident;
+      if (!Contains(keep, b) && (victim == units_.size() || later(b, victim))) victim = b;
+    }
+    if (resident < max_resident_) return true;
+    if (victim == units_.size()) return needed_at == 0;  // everything resident is in use: exceed the limit
+    if (needed_at > 0 && NextUse(victim) <= needed_at) return false;
+    Free(victim);
+  }
+}
+
+void ShardedParameters::StartGather(std::size_t b) {
+  Unit& u = units_[b];
+  u.incoming = at::empty({u.flat.numel()}, u.flat.options());
+  u.op = transport_.StartAllGather(b, chunks_[b], u.incoming);
+  u.resident = true;
+  u.last_use = ++clock_;
+  resident_bytes_ += u.bytes;
+  peak_bytes_ = std::max(peak_bytes_, resident_bytes_);
+  ++current_.gathers;
+}
+
+// Waits for unit b's gather and moves the gathered bytes into the unit's own storage.
+void ShardedParameters::Install(std::size_t b) {
+  Unit& u = units_[b];
+  if (!u.incoming.defined()) return;
+  u.op.Wait();
+  c10::StorageImpl* filled = u.incoming.storage().unsafeGetStorageImpl();
+  at::DataPtr data = filled->set_data_ptr(at::DataPtr(nullptr, u.flat.device()));
+  filled->set_nbytes(0);
+  u.incoming = at::Tensor();
+  SetBytes(u.storage, std::move(data), u.bytes);
+}
+
+void ShardedParameters::Free(std::size_t b) {
+  Unit& u = units_[b];
+  if (!u.resident) return;
+  if (u.incoming.defined()) {
+    u.op.Wait();  // a prefetch nobody read: the collective still completes on this rank
+    u.incoming = at::Tensor();
+  }
+  SetBytes(u.storage, at::DataPtr(nullptr, u.flat.device()), 0);
+  u.resident = false;
+  u.prefetched = false;
+  resident_bytes_ -= u.bytes;
+}
+
+void ShardedParameters::Release(std::size_t b) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!pinned_) Free(b);
+}
+
+void ShardedParameters::EndIteration() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  pinned_ = false;
+  for (std::size_t b = 0; b < units_.size(); ++b) Free(b);
+  if (!sequence_.empty()) {
+    previous_ = std::move(sequence_);
+    for (auto& at : previous_positions_) at.clear();
+    for (std::size_t i = 0; i < previous_.size(); ++i) previous_positions_[previous_[i]].push_back(i);
+  }
+  sequence_.clear();
+  last_ = current_;
+  current_ = IterationStats{};
+}
+
+void ShardedParameters::GatherAll() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  pinned_ = true;
+  for (std::size_t b = 0; b < units_.size(); ++b) {
+    if (!units_[b].resident) StartGather(b);
+  }
+  for (std::size_t b = 0; b < units_.size(); ++b) Install(b);
+}
+
+void ShardedParameters::ReleaseAll() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  pinned_ = false;
+  for (std::size_t b = 0; b < units_.size(); ++b) Free(b);
+}
+
+int64_t ShardedParameters::resident_bytes() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return resident_bytes_;
+}
+
+int64_t ShardedParameters::peak_resident_bytes() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return peak_bytes_;
+}
+
+ShardedParameters::IterationStats ShardedParameters::LastIteration() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return last_;
+}
+
+}  // namespace lakerun::dist
