@@ -36,7 +36,8 @@ inline int FreeLoopbackPort() {
 }
 
 /// Starts `world` copies of this program with `argv`'s arguments, each rank's variables set; waits at most
-/// `limit`, killing every rank past it. Returns 0 when every rank exited with 0, else 1.
+/// `limit`, killing every rank past it, and kills the others as soon as one rank fails. Returns 0 when every rank
+/// exited with 0, else 1.
 inline int RunLocalRanks(int world, char** argv, std::chrono::minutes limit = std::chrono::minutes(10)) {
   using Clock = std::chrono::steady_clock;
   const int port = FreeLoopbackPort();
@@ -57,18 +58,32 @@ inline int RunLocalRanks(int world, char** argv, std::chrono::minutes limit = st
   }
   const auto deadline = Clock::now() + limit;
   int failures = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (Clock::now() > deadline) {
-        for (pid_t p : pids) kill(p, SIGKILL);
-        waitpid(pid, &status, 0);
-        std::fprintf(stderr, "benchmark ran past %d minutes; killed\n", static_cast<int>(limit.count()));
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::size_t running = pids.size();
+  std::vector<bool> done(pids.size(), false);
+  auto kill_running = [&] {
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      if (!done[i]) kill(pids[i], SIGKILL);
     }
-    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  };
+  while (running > 0) {
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      int status = 0;
+      if (done[i] || waitpid(pids[i], &status, WNOHANG) == 0) continue;
+      done[i] = true;
+      --running;
+      if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        if (failures++ == 0 && running > 0) {
+          std::fprintf(stderr, "rank %zu failed; stopping the other ranks\n", i);
+          kill_running();
+        }
+      }
+    }
+    if (running > 0 && Clock::now() > deadline) {
+      std::fprintf(stderr, "benchmark ran past %d minutes; killed\n", static_cast<int>(limit.count()));
+      kill_running();
+      ++failures;  // the ranks reaped next fail quietly
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return failures == 0 ? 0 : 1;
 }

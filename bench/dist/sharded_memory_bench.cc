@@ -1,13 +1,22 @@
-// Peak memory per rank for a large model's state under DDP, ZeRO-1 and ZeRO-2 (ShardedDataParallel), with Adam.
+// Peak memory per rank for a large model's state under DDP, ZeRO-1, ZeRO-2 and ZeRO-3 (ShardedDataParallel), with
+// Adam.
 //
-//   bench_dist_sharded_memory [--millions M] [--ranks N] [--steps S]
+//   bench_dist_sharded_memory [--millions M] [--ranks N] [--steps S] [--contenders ddp,zero1,zero2,zero3]
+//                             [--limit-bytes-per-param B]
 //
 // Default: an MLP of 8 square layers of 3,584 (102.8 M parameters, fp32), 4 ranks on this host, 3 steps of a batch
 // of 8. For each contender the program starts N fresh rank processes (so peaks do not mix), and each rank reports
 // its peak resident set (VmHWM) above what it held after lakerun::dist::Init and libtorch's start (the baseline),
 // before the model existed. Rank 0 prints the largest rank's figure as bytes per parameter beside what ZeRO's paper
 // predicts for Adam in fp32 (parameters 4, gradients 4, Adam's two moments 8; level 1 divides the moments by N,
-// level 2 the gradients too), plus what each keeps for transport (DDP: its buckets; ZeRO: chunk copies and slots).
+// level 2 the gradients too, level 3 the parameters too), plus what each keeps for transport (DDP: its buckets; ZeRO:
+// chunk copies and slots; level 3 also the units gathered at once: each layer is a unit, at most 3 hold values).
+//
+// With --limit-bytes-per-param B, each rank caps its address space (RLIMIT_AS) at what it maps after the baseline
+// plus B bytes per parameter of the model: a contender whose state needs more fails to allocate, and the program
+// exits non-zero naming it (the test dist.zero3_trains_under_a_memory_limit runs DDP and ZeRO-3 under such a cap).
+// The model is built whole on every rank before it is wrapped (4 bytes per parameter for a moment, also under
+// ZeRO-3), so B must leave room for that.
 #include <lakerun/dist/collectives.h>
 #include <lakerun/dist/ddp.h>
 #include <lakerun/dist/init.h>
@@ -20,6 +29,7 @@
 #include <torch/optim/adam.h>
 
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -60,7 +70,15 @@ int64_t Width(double millions) {
   return width;
 }
 
-int RunRank(double millions, int steps) {
+// Caps this process's address space at what it maps now plus `budget` bytes.
+void LimitAddressSpace(int64_t budget) {
+  const int64_t mapped = StatusBytes("VmSize");
+  struct rlimit limit;
+  limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(mapped + budget);
+  if (::setrlimit(RLIMIT_AS, &limit) != 0) std::perror("setrlimit(RLIMIT_AS)");
+}
+
+int RunRank(double millions, int steps, double limit_bytes_per_param) {
   // Tensors of 1 MB and more are mapped and unmapped on their own: glibc's dynamic threshold would otherwise keep
   // freed temporaries in the heap, and the resident set would count them as if they were still held.
   ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
@@ -75,6 +93,9 @@ int RunRank(double millions, int steps) {
   at::Tensor y = at::randn({8, width});
   dist::Barrier(ctx);
   const int64_t baseline = StatusBytes("VmRSS");
+  if (limit_bytes_per_param > 0) {
+    LimitAddressSpace(static_cast<int64_t>(limit_bytes_per_param * kLayers * static_cast<double>(width * width + width)));
+  }
 
   auto net = std::make_shared<torch::nn::SequentialImpl>();
   for (int i = 0; i < kLayers; ++i) net->push_back(torch::nn::Linear(width, width));
@@ -92,7 +113,10 @@ int RunRank(double millions, int steps) {
   } else {
     dist::ShardedOptions sharded;
     sharded.shared_memory = false;
-    sharded.stage = contender == "zero1" ? dist::ZeroStage::kOptimizerState : dist::ZeroStage::kGradients;
+    sharded.stage = contender == "zero1"   ? dist::ZeroStage::kOptimizerState
+                    : contender == "zero2" ? dist::ZeroStage::kGradients
+                                           : dist::ZeroStage::kParameters;
+    sharded.unit_min_params = width * width;  // level 3: each layer is a unit
     std::vector<std::shared_ptr<torch::optim::Optimizer>> optimizers{adam};
     sdp = std::make_unique<dist::ShardedDataParallel>(ctx, net, optimizers, sharded);
   }
@@ -109,6 +133,7 @@ int RunRank(double millions, int steps) {
   const int64_t held = StatusBytes("VmRSS") - baseline;
   int64_t transport = 0;
   if (sdp) transport = sdp->Memory().chunk_bytes + sdp->Memory().transport_bytes;
+  if (sdp && sdp->stage() == dist::ZeroStage::kParameters) transport += sdp->Memory().peak_resident_parameter_bytes;
   if (ddp) transport = params * 4;  // its buckets: one flat buffer covering every parameter
   const std::vector<std::string> peaks = dist::AllGatherBytes(ctx, std::to_string(peak));
   const std::vector<std::string> helds = dist::AllGatherBytes(ctx, std::to_string(held));
@@ -119,7 +144,8 @@ int RunRank(double millions, int steps) {
     const int n = ctx.world_size();
     const double predicted = contender == "ddp"     ? 16.0
                              : contender == "zero1" ? 4.0 + 4.0 + 8.0 / n
-                                                    : 4.0 + 4.0 / n + 8.0 / n;
+                             : contender == "zero2" ? 4.0 + 4.0 / n + 8.0 / n
+                                                    : 16.0 / n;
     std::printf("%-6s %5.1f M params, %d ranks, bytes/param per rank (largest rank): peak %5.2f, held after the "
                 "steps %5.2f; ZeRO predicts %5.2f (parameters, gradients, Adam state) + transport and copies %5.2f\n",
                 contender.c_str(), params / 1e6, n, static_cast<double>(largest) / params,
@@ -134,19 +160,32 @@ int RunRank(double millions, int steps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  double millions = 100;
+  double millions = 100, limit = 0;
   int ranks = 4, steps = 3;
+  std::string contenders = "ddp,zero1,zero2,zero3";
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--millions") millions = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--ranks") ranks = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--steps") steps = std::max(1, std::atoi(argv[i + 1]));
+    if (std::string(argv[i]) == "--contenders") contenders = argv[i + 1];
+    if (std::string(argv[i]) == "--limit-bytes-per-param") limit = std::atof(argv[i + 1]);
   }
   try {
-    if (std::getenv("RANK") != nullptr) return RunRank(millions, steps);
+    if (std::getenv("RANK") != nullptr) return RunRank(millions, steps, limit);
     int failed = 0;
-    for (const char* contender : {"ddp", "zero1", "zero2"}) {
-      ::setenv(kContenderVariable, contender, 1);
-      failed |= lakerun::bench::RunLocalRanks(ranks, argv, std::chrono::minutes(20));
+    for (std::size_t at = 0; at < contenders.size();) {
+      const std::size_t comma = std::min(contenders.find(',', at), contenders.size());
+      const std::string contender = contenders.substr(at, comma - at);
+      at = comma + 1;
+      if (contender != "ddp" && contender != "zero1" && contender != "zero2" && contender != "zero3") {
+        std::fprintf(stderr, "--contenders: '%s' is not one of ddp, zero1, zero2, zero3\n", contender.c_str());
+        return 2;
+      }
+      ::setenv(kContenderVariable, contender.c_str(), 1);
+      const int rc = lakerun::bench::RunLocalRanks(ranks, argv, std::chrono::minutes(20));
+      if (rc != 0) std::printf("%-6s FAILED (exit %d)\n", contender.c_str(), rc);
+      std::fflush(stdout);
+      failed |= rc;
     }
     return failed;
   } catch (const std::exception& e) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <regex>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -132,26 +133,43 @@ TEST(FashionMnistTrainerProgramTest, TwoRanksUnderTheLauncher) {
   ExpectOneFinishedRun(dir, "2");
 }
 
-// Sharded data parallel between real processes: ZeRO-2 for an epoch, then DDP resumes its checkpoint (which holds
-// the full optimizer state, as DDP's would).
-TEST(FashionMnistTrainerProgramTest, TwoRanksUnderZero2ThenDdpResumesItsCheckpoint) {
+// The test accuracy a run printed ("Accuracy: 1234/2000"), -1 when it printed none.
+int TestCorrect(const std::string& output) {
+  std::smatch m;
+  if (!std::regex_search(output, m, std::regex("Test set: Average loss: [0-9.]+, Accuracy: ([0-9]+)/"))) return -1;
+  return std::stoi(m[1]);
+}
+
+// Sharded data parallel between real processes: the same job under DDP and under fsdp (ZeRO-3: parameters sharded
+// too) reaches the same test accuracy, and DDP resumes fsdp's checkpoint (which holds the full model and optimizer
+// state, as DDP's would).
+TEST(FashionMnistTrainerProgramTest, TwoRanksUnderFsdpMatchDdpAndDdpResumesItsCheckpoint) {
   testing::TempDir dir;
   const std::string launcher = Launcher();
   if (launcher.empty()) GTEST_SKIP() << "bin/lakerun with `launch` not built";
-  std::vector<std::string> argv = {launcher, "launch", "-n", "2", "--"};
-  const std::vector<std::string> job = ShortJob(dir);
-  argv.insert(argv.end(), job.begin(), job.end());
-  std::vector<std::string> first = argv;
-  first.insert(first.end(), {"--strategy", "zero2", "--no-tracking"});
-  const RunResult zero2 = RunProgram(first, dir, "zero2", seconds(200));
-  ASSERT_EQ(zero2.exit_code, 0) << zero2.output;
-  EXPECT_THAT(zero2.output, ::testing::HasSubstr("\"epochs_completed\":1,\"global_step\":5"));
-  ExpectCheckpoints(dir);
-  std::vector<std::string> second = argv;
-  second.insert(second.end(), {"--epochs", "2", "--resume", "--strategy", "ddp", "--no-tracking"});
-  const RunResult ddp = RunProgram(second, dir, "ddp", seconds(200));
+  // The fsdp run keeps its checkpoints in dir/ck (ExpectCheckpoints), DDP's go to dir/ck-ddp.
+  auto job = [&](const std::string& checkpoints, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {launcher, "launch", "-n", "2", "--"};
+    std::vector<std::string> short_job = ShortJob(dir);
+    *(std::find(short_job.begin(), short_job.end(), "--checkpoint-dir") + 1) = dir.Join(checkpoints);
+    argv.insert(argv.end(), short_job.begin(), short_job.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  const RunResult ddp = RunProgram(job("ck-ddp", {"--strategy", "ddp", "--no-tracking"}), dir, "ddp", seconds(200));
   ASSERT_EQ(ddp.exit_code, 0) << ddp.output;
-  EXPECT_THAT(ddp.output, ::testing::HasSubstr("\"epochs_completed\":2,\"global_step\":10"));
+  const RunResult fsdp = RunProgram(job("ck", {"--strategy", "fsdp", "--no-tracking"}), dir, "fsdp", seconds(200));
+  ASSERT_EQ(fsdp.exit_code, 0) << fsdp.output;
+  EXPECT_THAT(fsdp.output, ::testing::HasSubstr("\"epochs_completed\":1,\"global_step\":5"));
+  ASSERT_GT(TestCorrect(ddp.output), 0) << ddp.output;
+  EXPECT_NEAR(TestCorrect(fsdp.output), TestCorrect(ddp.output), 2) << "ddp:\n" << ddp.output << "\nfsdp:\n"
+                                                                     << fsdp.output;
+  ExpectCheckpoints(dir);
+  const RunResult resumed =
+      RunProgram(job("ck", {"--epochs", "2", "--resume", "--strategy", "ddp", "--no-tracking"}), dir, "resumed",
+                 seconds(200));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, ::testing::HasSubstr("\"epochs_completed\":2,\"global_step\":10"));
 }
 
 // The same job with its table in S3 (s3rver on loopback): one flag changed, --table s3://BUCKET/PATH. The first

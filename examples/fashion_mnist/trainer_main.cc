@@ -187,6 +187,8 @@ int Run(int argc, char** argv) {
   trainer_options.progress_every_n_steps = options.progress_every;
   trainer_options.progress_stream = &std::cout;
   trainer_options.strategy = options.strategy;
+  // fsdp: conv2 (5,020 parameters) and fc1 (16,050) are units of their own; conv1 and fc2 form the root unit.
+  trainer_options.fsdp.unit_min_params = 5000;
   train::Trainer trainer(trainer_options, {early_stopping, checkpoint});
 
   trainer.Fit(module, train_source, &val_source, options.resume ? "last" : "");

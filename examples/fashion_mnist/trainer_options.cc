@@ -28,7 +28,8 @@ files on first use. Logs to MLflow (./mlruns) from rank 0.
   --mean X --std X           input normalization (0.1307, 0.3081: MNIST's, as the seed example)
   --checkpoint-dir DIR       ModelCheckpoint's directory: best (by val_loss) and last.ckpt (checkpoints)
   --resume                   continue from DIR/last.ckpt (ckpt_path="last"); fresh when there is none
-  --strategy S               on several ranks: ddp, zero1 (optimizer state sharded) or zero2 (and gradients) (ddp)
+  --strategy S               on several ranks: ddp, zero1 (optimizer state sharded), zero2 (and gradients) or
+                             fsdp (and parameters) (ddp)
   --threads N                intra-op threads per rank (OMP_NUM_THREADS, else 1)
   --collective-timeout S     seconds a rank waits for its peers to join or to reach a collective (300)
   --limit-train-batches N    batches per training epoch (all)

@@ -47,8 +47,8 @@ TEST(TrainerExampleOptionsTest, BadFlagsNameTheFlag) {
   EXPECT_THROW_WITH(Parse({"--epochs"}), ConfigError, "flag --epochs needs a value");
   EXPECT_THROW_WITH(Parse({"--bogus"}), ConfigError, "unknown flag '--bogus'");
   EXPECT_THROW_WITH(Parse({"--table="}), ConfigError, "flag --table");
-  EXPECT_THROW_WITH(Parse({"--strategy", "fsdp"}), ConfigError,
-                    "flag --strategy: 'fsdp' is not one of ddp, zero1, zero2");
+  EXPECT_THROW_WITH(Parse({"--strategy", "fsdp2"}), ConfigError,
+                    "flag --strategy: 'fsdp2' is not one of ddp, zero1, zero2, fsdp");
 }
 
 }  // namespace

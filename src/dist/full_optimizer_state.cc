@@ -67,7 +67,7 @@ void GatherFullOptimizerState(Context& ctx, const ShardedOptimizer& opt, const s
         if (!opt.GroupOf(i).has_value()) continue;
         const auto names = StateTensorNames(opt.kind(), opt.user().param_groups()[*opt.GroupOf(i)].options());
         if (std::find(names.begin(), names.end(), field) == names.end()) continue;
-        at::Tensor value = whole.narrow(0, buckets[b].offsets[j], params[i].numel()).view_as(params[i]).clone();
+        at::Tensor value = whole.narrow(0, buckets[b].offsets[j], params[i].numel()).view(params[i].sizes()).clone();
         full[i].tensors.emplace_back(field, std::move(value));
       }
     }

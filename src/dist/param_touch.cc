@@ -10,8 +10,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace lakerun::dist {
 
@@ -42,6 +45,21 @@ Registry& TheRegistry() {
 
 thread_local bool t_in_callback = false;
 
+// Operations that read no element of their inputs: views and the *_like factories.
+bool ReadsOnlyMetadata(const char* name) {
+  static const std::unordered_set<std::string_view> kMetadataOnly = {
+      "aten::view", "aten::view_as", "aten::_unsafe_view", "aten::reshape", "aten::reshape_as", "aten::t",
+      "aten::transpose", "aten::permute", "aten::narrow", "aten::select", "aten::slice", "aten::as_strided",
+      "aten::expand", "aten::expand_as", "aten::unsqueeze", "aten::squeeze", "aten::flatten", "aten::unflatten",
+      "aten::alias", "aten::detach", "aten::detach_", "aten::unbind", "aten::split", "aten::chunk",
+      "aten::empty_like", "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::rand_like",
+      "aten::randn_like", "aten::randint_like", "aten::size", "aten::stride", "aten::numel", "aten::is_same_size",
+      "aten::resolve_conj", "aten::resolve_neg", "aten::_has_compatible_shallow_copy_type", "aten::set_data",
+      "aten::data", "aten::requires_grad_", "aten::retain_grad", "aten::_version", "aten::output_nr",
+      "aten::is_leaf", "aten::_fw_primal", "aten::_make_dual", "aten::lift", "aten::lift_fresh"};
+  return name != nullptr && kMetadataOnly.count(std::string_view(name, std::strlen(name))) != 0;
+}
+
 struct Touch {
   ParameterTouchWatch::Entry* entry;
   std::size_t unit;
@@ -56,7 +74,7 @@ void Note(const at::Tensor& t, const Snapshot& snap, std::vector<Touch>* touched
   for (const Touch& seen : *touched) {
     if (seen.entry == it->second.entry.get() && seen.unit == it->second.unit) return;
   }
-  touched->push_back({it->second.entry.get(), it->second.unit, storage->nbytes() == 0});
+  touched->push_back({it->second.entry.get(), it->second.unit, storage->data() == nullptr});
 }
 
 std::unique_ptr<at::ObserverContext> OnOperatorStart(const at::RecordFunction& fn) {
@@ -71,7 +89,7 @@ std::unique_ptr<at::ObserverContext> OnOperatorStart(const at::RecordFunction& f
       for (const at::Tensor& t : input.toTensorList().vec()) Note(t, *snap, &touched);
     }
   }
-  if (touched.empty()) return nullptr;
+  if (touched.empty() || ReadsOnlyMetadata(fn.name())) return nullptr;
   t_in_callback = true;
   struct Reset {
     ~Reset() { t_in_callback = false; }

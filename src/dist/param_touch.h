@@ -4,7 +4,8 @@
 // operation does pass through the dispatcher, which calls RecordFunction observers with the operation's inputs
 // before it runs. A ParameterTouchWatch registers unit storages; while any watch lives, one global observer looks at
 // each operation's tensor inputs and, when some lie in registered storages, calls their watch's callback once with
-// every such unit, before the operation reads them, saying whether any of them holds no bytes (a freed unit). The
+// every such unit, before the operation reads them, saying whether any of them holds no data (a freed unit: its
+// storage keeps its size, so views of it can still be made, but its data pointer is null). The
 // same holds in backward: tensors autograd saved share the unit storage, so a backward node that reads weights
 // triggers the callback too.
 //
@@ -17,6 +18,12 @@
 // - Operations the callback itself runs are not observed (a thread-local guard).
 // - Only reads through operations are seen: code that takes a parameter's data_ptr() directly reads a freed unit as
 //   empty (documented for ShardedDataParallel's level 3).
+// - Operations that read only shapes and strides (views such as view, t, narrow, detach; empty_like, zeros_like and
+//   the other *_like factories) are not reads: the view they return shares the unit's storage, and the operation
+//   that later reads it triggers the callback. So code on one rank that only takes a parameter's shape (a
+//   checkpoint writer's view_as) does not start a gather its peers would not join.
+// - The callback cannot fail the operation (libtorch logs and drops exceptions thrown by observers): it must leave
+//   bytes in place whatever happens and report a failure some other way.
 // - While a watch lives, every operation costs one hash lookup per tensor input; nothing once none does.
 #pragma once
 

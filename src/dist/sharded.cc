@@ -208,6 +208,7 @@ void ShardedDataParallel::Impl::GatherParameters() {
 }
 
 void ShardedDataParallel::Impl::Step() {
+  if (parameters) parameters->ThrowIfFailed();
   if (ddp) {
     ddp->FinishGradientSync();
   } else {
@@ -276,6 +277,7 @@ ShardedDataParallel::NoSyncScope::NoSyncScope(ShardedDataParallel& sdp) : saved_
 ShardedDataParallel::NoSyncScope::~NoSyncScope() = default;
 
 void ShardedDataParallel::FinishGradientSync() {
+  if (impl_->parameters) impl_->parameters->ThrowIfFailed();
   if (impl_->ddp) {
     impl_->ddp->FinishGradientSync();
   } else {

@@ -9,12 +9,12 @@
 #include "dist/wrap_policy.h"
 #include "lakerun_testing/matchers.h"
 
+#include <cmath>
 #include <mutex>
 
 namespace lakerun::dist {
 namespace {
 
-using testing::AttentionBlock;
 using testing::Parallel;
 using testing::RunRanks;
 using testing::TinyTransformer;
@@ -84,7 +84,7 @@ TEST(LevelThreeTest, UnitsHoldBytesOnlyWhileInUseAndPrefetchOverlapsTheNext) {
     EXPECT_EQ(sdp.Memory().resident_parameter_bytes, 0);
     int64_t model_bytes = 0, largest = 0;
     for (const auto& p : net->parameters()) model_bytes += static_cast<int64_t>(p.numel()) * 4;
-    largest = (AttentionBlock::kWidth * 4 * AttentionBlock::kWidth + 4 * AttentionBlock::kWidth) * 4;  // "up"
+    largest = (TinyTransformer::kWidth * 4 * TinyTransformer::kWidth + 4 * TinyTransformer::kWidth) * 4;  // "up"
     for (int s = 0; s < 3; ++s) {
       adam->zero_grad();
       testing::TransformerLoss(*net, s, ctx.rank()).backward();
@@ -168,6 +168,39 @@ TEST(LevelThreeTest, RanksWithDifferentUnitsFailTogetherNamingBoth) {
     EXPECT_THAT(e, ::testing::HasSubstr("'blocks.1' (12704 elements)"));
     EXPECT_THAT(e, ::testing::HasSubstr("'blocks.1.down' (4128 elements)"));
   }
+}
+
+// A gather that fails (here: rank 1 never joins it) cannot fail the operation that needed it; the unit reads NaN,
+// and backward and the step raise the error, naming the rank that did not arrive.
+TEST(LevelThreeTest, AFailedGatherReadsNaNAndBackwardRaisesTheError) {
+  std::mutex mu;
+  std::string backward_error, step_error;
+  bool nan = false;
+  RunRanks(2, [&](Context& ctx) {
+    auto net = MakeTransformer();
+    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
+    ShardedOptions options;
+    options.stage = ZeroStage::kParameters;
+    options.unit_min_params = 5000;
+    ShardedDataParallel sdp(ctx, net, {adam}, options);
+    if (ctx.rank() == 1) return;
+    at::Tensor loss = testing::TransformerLoss(*net, 0, 0);
+    std::lock_guard<std::mutex> lock(mu);
+    nan = std::isnan(loss.item<double>());
+    try {
+      loss.backward();
+    } catch (const std::exception& e) {
+      backward_error = e.what();
+    }
+    try {
+      sdp.Step();
+    } catch (const std::exception& e) {
+      step_error = e.what();
+    }
+  }, std::chrono::seconds(2));
+  EXPECT_TRUE(nan);
+  EXPECT_THAT(backward_error, ::testing::HasSubstr("waiting for rank(s) 1"));
+  EXPECT_EQ(step_error, backward_error);
 }
 
 TEST(WrapPolicyTest, ThresholdWrapsChildrenBeforeParentsAndTheRestIsTheRoot) {

@@ -6,6 +6,8 @@
 #include <c10/core/StorageImpl.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <tuple>
 
 namespace lakerun::dist {
@@ -47,7 +49,7 @@ ShardedParameters::ShardedParameters(Context& ctx, std::vector<at::Tensor> param
     }
     unit.storage = unit.flat.storage().unsafeGetStorageImpl();
     unit.bytes = static_cast<int64_t>(unit.flat.nbytes());
-    SetBytes(unit.storage, at::DataPtr(nullptr, unit.flat.device()), 0);  // freed: the chunk holds the values
+    SetBytes(unit.storage, at::DataPtr(nullptr, unit.flat.device()), unit.bytes);  // freed: the chunk holds them
     watched.emplace_back(unit.storage, b);
     units_.push_back(std::move(unit));
   }
@@ -68,6 +70,20 @@ ShardedParameters::~ShardedParameters() {
 // An operation is about to read `units`: all of them must hold bytes when this returns.
 void ShardedParameters::OnTouch(const std::vector<std::size_t>& units) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (failure_) return FillFailed(units);
+  try {
+    ReadUnits(units);
+  } catch (const std::exception& e) {
+    failure_ = std::current_exception();
+    std::fprintf(stderr,
+                 "[lakerun] rank %d: ShardedDataParallel could not gather parameters: %s. The operation that needed "
+                 "them reads NaN; the next backward, step or full-parameter gather raises this error.\n",
+                 ctx_.rank(), e.what());
+    FillFailed(units);
+  }
+}
+
+void ShardedParameters::ReadUnits(const std::vector<std::size_t>& units) {
   for (std::size_t b : units) {
     if (sequence_.size() < kMaxSequence && (sequence_.empty() || sequence_.back() != b)) sequence_.push_back(b);
     Unit& u = units_[b];
@@ -160,19 +176,41 @@ void ShardedParameters::Free(std::size_t b) {
     u.op.Wait();  // a prefetch nobody read: the collective still completes on this rank
     u.incoming = at::Tensor();
   }
-  SetBytes(u.storage, at::DataPtr(nullptr, u.flat.device()), 0);
+  SetBytes(u.storage, at::DataPtr(nullptr, u.flat.device()), u.bytes);
   u.resident = false;
   u.prefetched = false;
   resident_bytes_ -= u.bytes;
 }
 
+// After a failed gather: the units hold NaN (no communication), so the operation reads no freed memory.
+void ShardedParameters::FillFailed(const std::vector<std::size_t>& units) {
+  for (std::size_t b : units) {
+    Unit& u = units_[b];
+    if (u.storage->data() != nullptr) continue;
+    u.incoming = at::Tensor();
+    u.op = PendingShardOp();  // drops a transfer in flight, waiting for it within the context's timeout
+    at::Tensor nan = at::full({u.flat.numel()}, std::numeric_limits<double>::quiet_NaN(), u.flat.options());
+    SetBytes(u.storage, nan.storage().unsafeGetStorageImpl()->set_data_ptr(at::DataPtr(nullptr, u.flat.device())),
+             u.bytes);
+    if (!u.resident) resident_bytes_ += u.bytes;
+    u.resident = true;
+  }
+}
+
+void ShardedParameters::ThrowIfFailed() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (failure_) std::rethrow_exception(failure_);
+}
+
 void ShardedParameters::Release(std::size_t b) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  ThrowIfFailed();
   if (!pinned_) Free(b);
 }
 
 void ShardedParameters::EndIteration() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  ThrowIfFailed();
   pinned_ = false;
   for (std::size_t b = 0; b < units_.size(); ++b) Free(b);
   if (!sequence_.empty()) {
@@ -187,6 +225,7 @@ void ShardedParameters::EndIteration() {
 
 void ShardedParameters::GatherAll() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  ThrowIfFailed();
   pinned_ = true;
   for (std::size_t b = 0; b < units_.size(); ++b) {
     if (!units_[b].resident) StartGather(b);

@@ -2,7 +2,9 @@
 // is in use; otherwise a rank holds just its chunk (the master copy the optimizers step).
 //
 // - Construction turns each unit's parameters into views of the unit's flat buffer (the module keeps the same
-//   parameter objects, so optimizers and autograd see no change) and frees every buffer.
+//   parameter objects, so optimizers and autograd see no change) and frees every buffer. A freed buffer keeps its
+//   storage object and size with a null data pointer: views of it can be made, and a read that bypasses operations
+//   fails with libtorch's "data is not allocated" error instead of reading freed memory.
 // - When an operation, in forward or in backward, reads a parameter of a freed unit, a ParameterTouchWatch
 //   (param_touch.h) calls back and the unit is all-gathered from every rank's chunk before the operation runs. The
 //   buffer keeps its storage object while freed, so tensors autograd saved in forward read the gathered bytes again
@@ -18,6 +20,10 @@
 // Gathers are collectives: every rank must run the same operations on the same units in the same order, as with
 // FSDP; the sequence and so every decision above are then the same on every rank. Thread-safe: the callback and
 // Release may run on autograd threads.
+//
+// A gather that fails (a peer gone, a timeout) cannot fail the operation that needed it (param_touch.h). The unit then
+// holds NaN, the error is printed at once, and it is raised by the next Release (so backward throws), EndIteration,
+// GatherAll or ThrowIfFailed; every later read gets NaN without communicating.
 #pragma once
 
 #include <lakerun/dist/init.h>
@@ -31,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -48,6 +55,8 @@ class ShardedParameters {
 
   /// Frees unit b (its gradients are reduced; a later read gathers it again).
   void Release(std::size_t b);
+  /// Rethrows the first failed gather, if any.
+  void ThrowIfFailed() const;
   /// Frees every unit (the chunks are about to change) and makes this iteration's sequence the prediction.
   void EndIteration();
   /// Collective: gathers every unit, ignoring max_resident, until ReleaseAll (full parameters for a checkpoint).
@@ -67,7 +76,7 @@ class ShardedParameters {
  private:
   static constexpr std::size_t kNever = static_cast<std::size_t>(-1);
   struct Unit {
-    at::Tensor flat;                 // padded_numel elements; its storage holds bytes only while resident
+    at::Tensor flat;                 // padded_numel elements; its storage has data only while resident
     c10::StorageImpl* storage = nullptr;
     int64_t bytes = 0;
     at::Tensor incoming;             // the buffer a gather in flight fills
@@ -78,11 +87,13 @@ class ShardedParameters {
   };
 
   void OnTouch(const std::vector<std::size_t>& units);
+  void ReadUnits(const std::vector<std::size_t>& units);
   void Prefetch(const std::vector<std::size_t>& keep);
   bool MakeRoom(const std::vector<std::size_t>& keep, std::size_t needed_at);
   void StartGather(std::size_t b);
   void Install(std::size_t b);
   void Free(std::size_t b);
+  void FillFailed(const std::vector<std::size_t>& units);
   std::size_t NextUse(std::size_t b) const;
 
   Context& ctx_;
@@ -97,6 +108,7 @@ class ShardedParameters {
   uint64_t clock_ = 0;
   int64_t resident_bytes_ = 0, peak_bytes_ = 0;
   IterationStats current_, last_;
+  std::exception_ptr failure_;
   mutable std::recursive_mutex mu_;
   std::unique_ptr<ParameterTouchWatch> watch_;
 };

@@ -6,13 +6,10 @@
 #include <lakerun/dist/sharded.h>
 
 #include "dist/rank_threads.h"
+#include "lakerun_testing/transformer.h"
 
 #include <ATen/ATen.h>
-#include <torch/nn/functional/loss.h>
-#include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
 #include <torch/nn/module.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adagrad.h>
@@ -267,50 +264,10 @@ inline std::vector<TrainResult> TrainOnRanks(const TrainCase& c, Parallel parall
   return results;
 }
 
-/// A small transformer-style language model: token and position embeddings, pre-norm blocks of causal multi-head
-/// attention and an MLP, a final layer norm and a head. 2 blocks of 12,704 parameters; 29,312 in all.
-struct AttentionBlock : torch::nn::Module {
-  static constexpr int64_t kWidth = 32, kHeads = 4;
-  AttentionBlock() {
-    ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({kWidth})));
-    qkv = register_module("qkv", torch::nn::Linear(kWidth, 3 * kWidth));
-    proj = register_module("proj", torch::nn::Linear(kWidth, kWidth));
-    ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({kWidth})));
-    up = register_module("up", torch::nn::Linear(kWidth, 4 * kWidth));
-    down = register_module("down", torch::nn::Linear(4 * kWidth, kWidth));
-  }
-  at::Tensor forward(const at::Tensor& x) {  // [N, T, kWidth]
-    const int64_t n = x.size(0), t = x.size(1), d = kWidth / kHeads;
-    std::vector<at::Tensor> parts = qkv(ln1(x)).view({n, t, 3, kHeads, d}).permute({2, 0, 3, 1, 4}).unbind(0);
-    at::Tensor scores = at::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(d));
-    const at::Tensor causal = at::ones({t, t}, x.options().dtype(at::kBool)).triu(1);
-    at::Tensor attended = at::matmul(scores.masked_fill(causal, -1e9).softmax(-1), parts[2]);
-    at::Tensor h = x + proj(attended.transpose(1, 2).reshape({n, t, kWidth}));
-    return h + down(at::gelu(up(ln2(h))));
-  }
-  torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
-  torch::nn::Linear qkv{nullptr}, proj{nullptr}, up{nullptr}, down{nullptr};
-};
-
-struct TinyTransformer : torch::nn::Module {
-  static constexpr int64_t kVocab = 64, kContext = 8;
-  TinyTransformer() {
-    tokens = register_module("tokens", torch::nn::Embedding(kVocab, AttentionBlock::kWidth));
-    positions = register_module("positions", torch::nn::Embedding(kContext, AttentionBlock::kWidth));
-    blocks = register_module("blocks", torch::nn::ModuleList());
-    for (int i = 0; i < 2; ++i) blocks->push_back(std::make_shared<AttentionBlock>());
-    ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({AttentionBlock::kWidth})));
-    head = register_module("head", torch::nn::Linear(AttentionBlock::kWidth, kVocab));
-  }
-  at::Tensor forward(const at::Tensor& ids) {  // [N, T] int64 -> [N, T, kVocab] logits
-    at::Tensor x = tokens(ids) + positions(at::arange(ids.size(1), ids.options()));
-    for (const auto& block : *blocks) x = block->as<AttentionBlock>()->forward(x);
-    return head(ln_f(x));
-  }
-  torch::nn::Embedding tokens{nullptr}, positions{nullptr};
-  torch::nn::ModuleList blocks{nullptr};
-  torch::nn::LayerNorm ln_f{nullptr};
-  torch::nn::Linear head{nullptr};
+/// The transformer-style model of the tests: 2 blocks of width 32 (12,704 parameters each), 29,312 in all.
+struct TinyTransformer : lakerun::testing::TransformerLm {
+  static constexpr int64_t kWidth = 32, kVocab = 64, kContext = 8;
+  TinyTransformer() : TransformerLm({kWidth, /*heads=*/4, /*blocks=*/2, kContext, kVocab}) {}
 };
 
 /// Next-token loss of the transformer on step `step`, rank `rank`'s 4 sequences (a fixed pattern plus noise, so the
@@ -319,9 +276,7 @@ inline at::Tensor TransformerLoss(TinyTransformer& net, int step, int rank) {
   at::Generator gen = at::detail::createCPUGenerator(5000 + 97 * step + rank);
   at::Tensor start = at::randint(TinyTransformer::kVocab, {4, 1}, gen);
   at::Tensor ids = (start + at::arange(TinyTransformer::kContext + 1) * 3).remainder(TinyTransformer::kVocab);
-  at::Tensor logits = net.forward(ids.narrow(1, 0, TinyTransformer::kContext));
-  return torch::nn::functional::cross_entropy(logits.reshape({-1, TinyTransformer::kVocab}),
-                                              ids.narrow(1, 1, TinyTransformer::kContext).reshape({-1}));
+  return net.NextTokenLoss(ids);
 }
 
 /// Trains `make()`'s model for `steps` Adam steps on this rank under `parallel` (sharded ones with `options`, its

@@ -72,8 +72,10 @@ void LoadArchive(const VerifiedCheckpoint& checkpoint, c10::Device device, torch
 }  // namespace
 
 std::string Trainer::Impl::DumpCheckpoint(const Trainer& t) {
-  // Collective under a sharded strategy: the optimizers hold their full state on rank 0 while `gathered` lives.
+  // Collective under a sharded strategy: the optimizers hold their full state on rank 0 while `gathered` lives, and
+  // the parameters their full values while `full` does.
   const auto gathered = parallel.GatherOptimizerState();
+  const auto full = parallel.GatherFullParameters();
   if (t.state_.Sync().rank() != 0) return {};
   torch::serialize::OutputArchive ar;
   ar.write("format", c10::IValue(std::string(kFormatVersion)));

@@ -12,13 +12,18 @@ std::shared_ptr<torch::nn::Module> Alias(Module& module) {
 
 }  // namespace
 
-DataParallel::DataParallel(Strategy strategy, dist::Context& ctx, Module& module, const OptimizerList& optimizers) {
+DataParallel::DataParallel(Strategy strategy, const FsdpOptions& fsdp, dist::Context& ctx, Module& module,
+                           const OptimizerList& optimizers) {
   if (strategy == Strategy::kDdp) {
     ddp_ = std::make_unique<dist::DistributedDataParallel>(ctx, Alias(module));
     return;
   }
   dist::ShardedOptions options;
-  options.stage = strategy == Strategy::kZero1 ? dist::ZeroStage::kOptimizerState : dist::ZeroStage::kGradients;
+  options.stage = strategy == Strategy::kZero1   ? dist::ZeroStage::kOptimizerState
+                  : strategy == Strategy::kZero2 ? dist::ZeroStage::kGradients
+                                                 : dist::ZeroStage::kParameters;
+  options.unit_min_params = fsdp.unit_min_params;
+  options.unit_modules = fsdp.unit_modules;
   sharded_ = std::make_unique<dist::ShardedDataParallel>(ctx, Alias(module), optimizers, options);
 }
 
@@ -61,6 +66,21 @@ void DataParallel::Step(PrecisionPlugin& precision, const OptimizerList& optimiz
 std::optional<dist::ShardedDataParallel::GatheredState> DataParallel::GatherOptimizerState() {
   if (!sharded_) return std::nullopt;
   return sharded_->GatherOptimizerState(0);
+}
+
+std::optional<dist::ShardedDataParallel::FullParameters> DataParallel::GatherFullParameters(bool writeback) {
+  if (!sharded_) return std::nullopt;
+  return sharded_->GatherFullParameters(writeback);
+}
+
+void DataParallel::Unshard() {
+  if (!sharded_ || sharded_->stage() != dist::ZeroStage::kParameters) return;
+  {
+    auto full = sharded_->GatherFullParameters();
+    at::NoGradGuard no_grad;
+    for (at::Tensor& p : sharded_->module().parameters()) p.set_data(p.detach().clone());  // out of the unit buffers
+  }
+  sharded_.reset();
 }
 
 }  // namespace lakerun::train

@@ -24,7 +24,8 @@ class DataParallel {
   /// Wraps `module` for `strategy` on `ctx` (world size > 1). Collective. Call after a checkpoint was loaded into the
   /// module and the optimizers: the wrappers broadcast rank 0's weights, and a sharded one takes each rank's part of
   /// the optimizers' state.
-  DataParallel(Strategy strategy, dist::Context& ctx, Module& module, const OptimizerList& optimizers);
+  DataParallel(Strategy strategy, const FsdpOptions& fsdp, dist::Context& ctx, Module& module,
+               const OptimizerList& optimizers);
 
   /// loss.backward(); with no communication unless `sync` (gradients then accumulate on each rank).
   void Backward(const at::Tensor& loss, bool sync);
@@ -36,6 +37,12 @@ class DataParallel {
   /// Collective. While the result lives, the optimizers hold their full state on rank 0 (sharded strategies gather
   /// it; otherwise they hold it anyway).
   std::optional<dist::ShardedDataParallel::GatheredState> GatherOptimizerState();
+  /// Collective. While the result lives, every parameter holds its full value (kFsdp gathers them; the others hold
+  /// them anyway); with `writeback`, values written meanwhile become the shards.
+  std::optional<dist::ShardedDataParallel::FullParameters> GatherFullParameters(bool writeback = false);
+  /// Collective, at the end of a fit: under kFsdp, gives every parameter its full value in its own storage and drops
+  /// the wrapper, so the module is a plain module again (for evaluation, saving, or another fit).
+  void Unshard();
 
  private:
   std::unique_ptr<dist::DistributedDataParallel> ddp_;

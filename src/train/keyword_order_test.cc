@@ -72,7 +72,7 @@ TEST(KeywordOrderTest, TrainerOptionsFollowLightningsTrainerSignature) {
          limit_train_batches, limit_val_batches, limit_test_batches, val_check_interval, check_val_every_n_epoch,
          num_sanity_val_steps, log_every_n_steps, accumulate_grad_batches, gradient_clip_val, gradient_clip_algorithm,
          deterministic, use_distributed_sampler, default_root_dir, seed, distributed, dist_context, collective_timeout,
-         scale_lr, progress_every_n_steps, progress_style, progress_stream, log_model_artifact_path, tracker] = o;
+         scale_lr, progress_every_n_steps, progress_style, progress_stream, log_model_artifact_path, tracker, fsdp] = o;
   EXPECT_DECLARED_IN_ORDER(o, accelerator);
   EXPECT_DECLARED_IN_ORDER(o, strategy);
   EXPECT_DECLARED_IN_ORDER(o, precision);

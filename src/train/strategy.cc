@@ -8,8 +8,11 @@ namespace {
 constexpr NamedValue<Strategy> kStrategies[] = {{Strategy::kDdp, "ddp"},
                                                 {Strategy::kZero1, "zero1"},
                                                 {Strategy::kZero2, "zero2"},
+                                                {Strategy::kFsdp, "fsdp"},
+                                                {Strategy::kFsdp, "zero3"},
                                                 {Strategy::kZero1, "deepspeed_stage_1"},
-                                                {Strategy::kZero2, "deepspeed_stage_2"}};
+                                                {Strategy::kZero2, "deepspeed_stage_2"},
+                                                {Strategy::kFsdp, "deepspeed_stage_3"}};
 
 }  // namespace
 

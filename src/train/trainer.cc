@@ -429,7 +429,9 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   // The strategy wraps the module only now: restoring a checkpoint re-seats the parameters' storage (Module::load
   // uses Tensor::set_), the gradient hooks must see the parameters the optimizer will step, and a sharded strategy
   // takes its part of the optimizer state the checkpoint restored.
-  if (world_size > 1) im.parallel = DataParallel(options_.strategy, *dist_context, module, im.optimizers);
+  if (world_size > 1) {
+    im.parallel = DataParallel(options_.strategy, options_.fsdp, *dist_context, module, im.optimizers);
+  }
   if (rank0 && options_.run != nullptr && options_.fast_dev_run == 0) {
     const auto hparams = module.Hyperparameters();
     if (!hparams.empty()) options_.run->LogParams(hparams);
@@ -603,6 +605,7 @@ void Trainer::Fit(Module& module, BatchSource& train, BatchSource* val, const st
   }
   module.metrics_ = nullptr;
   for (auto& cb : callbacks_) cb->OnTrainEnd(state_);
+  im.parallel.Unshard();  // kFsdp: the module holds its full parameters again (collective)
   if (rank0 && options_.run != nullptr && !options_.log_model_artifact_path.empty() && options_.fast_dev_run == 0) {
     track::LogModelOptions lm;
     lm.artifact_path = options_.log_model_artifact_path;

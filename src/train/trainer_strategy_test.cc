@@ -1,5 +1,5 @@
 // TrainerOptions::strategy on two ranks (threads, each with its own lakerun::dist context): the same Module under
-// DDP and both ZeRO levels ends with the same weights, and each resumes the others' checkpoints.
+// DDP and every ZeRO level ends with the same weights, and each resumes the others' checkpoints.
 #include "lakerun/train/strategy.h"
 
 #include <torch/torch.h>
@@ -82,6 +82,7 @@ std::vector<at::Tensor> FitOnRanks(const FitCase& c) {
     TrainerOptions o;
     o.dist_context = &ctx;
     o.strategy = c.strategy;
+    o.fsdp.unit_min_params = 20;  // fsdp: fc1 is a unit, fc2 is in the root unit
     o.max_epochs = c.max_epochs;
     o.accumulate_grad_batches = 2;
     o.gradient_clip_val = c.clip;
@@ -108,13 +109,16 @@ double MaxDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& 
 }
 
 TEST(StrategyTest, NamesRoundTripAndLightningsAliasesParse) {
-  for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2}) {
+  for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kFsdp}) {
     EXPECT_EQ(ParseStrategy("strategy", ToString(s)), s);
   }
+  EXPECT_STREQ(ToString(Strategy::kFsdp), "fsdp");
   EXPECT_EQ(ParseStrategy("strategy", "deepspeed_stage_1"), Strategy::kZero1);
   EXPECT_EQ(ParseStrategy("strategy", "deepspeed_stage_2"), Strategy::kZero2);
-  EXPECT_THROW_WITH(ParseStrategy("strategy", "fsdp"), ConfigError, "strategy: 'fsdp' is not one of ddp, zero1, zero2");
-  EXPECT_THROW_WITH(ParseStrategy("--strategy", "zero3"), ConfigError, "(did you mean 'zero1'?)");
+  EXPECT_EQ(ParseStrategy("strategy", "deepspeed_stage_3"), Strategy::kFsdp);
+  EXPECT_EQ(ParseStrategy("strategy", "zero3"), Strategy::kFsdp);
+  EXPECT_THROW_WITH(ParseStrategy("strategy", "fsdp2"), ConfigError, "strategy: 'fsdp2' is not one of ddp, zero1, zero2, fsdp");
+  EXPECT_THROW_WITH(ParseStrategy("--strategy", "zero4"), ConfigError, "(did you mean 'zero1'?)");
 }
 
 TEST(StrategyTest, ShardedStrategiesRefuseTheFloat16GradScaler) {
@@ -136,8 +140,12 @@ TEST(TrainerStrategyTest, TheSameModuleEndsWithTheSameWeightsUnderEveryStrategy)
   c.strategy = Strategy::kZero2;
   c.dir = dir.Join("zero2");
   const std::vector<at::Tensor> zero2 = FitOnRanks(c);
+  c.strategy = Strategy::kFsdp;
+  c.dir = dir.Join("fsdp");
+  const std::vector<at::Tensor> fsdp = FitOnRanks(c);
   EXPECT_EQ(MaxDiff(zero1, ddp), 0.0) << "level 1 clips and steps as DDP does";
   EXPECT_LE(MaxDiff(zero2, ddp), 1e-6) << "level 2's clipping norm is a sum of per-rank parts";
+  EXPECT_LE(MaxDiff(fsdp, ddp), 1e-6) << "level 3 clips as level 2 does";
   EXPECT_GT(MaxDiff(ddp, InitialWeights()), 0.01) << "training moved the weights";
 }
 
@@ -146,8 +154,8 @@ TEST(TrainerStrategyTest, EachStrategyResumesTheOthersCheckpoints) {
   FitCase straight;
   straight.dir = dir.Join("straight");
   const std::vector<at::Tensor> want = FitOnRanks(straight);
-  for (Strategy first : {Strategy::kDdp, Strategy::kZero2}) {
-    for (Strategy second : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2}) {
+  for (Strategy first : {Strategy::kDdp, Strategy::kZero2, Strategy::kFsdp}) {
+    for (Strategy second : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kFsdp}) {
       if (first == second) continue;
       const std::string run = dir.Join(std::string(ToString(first)) + "-" + ToString(second));
       FitCase head;

@@ -125,8 +125,9 @@ struct TrainerOptions {
   /// from pinned memory) before each step; Batch::sample_ids stay on the CPU.
   Accelerator accelerator = Accelerator::kAuto;
   /// How a fit spreads over the ranks (strategy.h): kDdp replicates model, gradients and optimizer state; kZero1
-  /// and kZero2 shard the optimizer state, and the gradients too, with DDP's results (docs/trainer.md, "Strategies").
-  /// The sharded ones need SGD, Adam, AdamW, RMSprop or Adagrad and a precision other than k16Mixed.
+  /// and kZero2 shard the optimizer state, and the gradients too, and kFsdp the parameters as well (units: `fsdp`),
+  /// all with DDP's results (docs/trainer.md, "Strategies"). The sharded ones need SGD, Adam, AdamW, RMSprop or
+  /// Adagrad and a precision other than k16Mixed. After a kFsdp fit the module holds its full parameters again.
   Strategy strategy = Strategy::kDdp;
   /// k32True (default); kBf16Mixed: autocast to bfloat16 on CPU or CUDA; k16Mixed (CUDA only): autocast to float16
   /// with a dynamic GradScaler whose state is checkpointed.
@@ -197,6 +198,8 @@ struct TrainerOptions {
   std::string log_model_artifact_path{};
   /// The tracker owning `run` (not owned); needed to log the model.
   track::Tracker* tracker = nullptr;
+  /// Strategy::kFsdp's units.
+  FsdpOptions fsdp{};
 };
 
 class Trainer {
