@@ -84,21 +84,35 @@ void ThrowGradientMisuse(const char* who, int rank, const std::vector<std::strin
 
 void BroadcastModuleState(Context& ctx, torch::nn::Module& module) {
   if (ctx.world_size() <= 1) return;
-  std::map<std::string, std::vector<at::Tensor>> groups;
-  for (const at::Tensor& t : module.parameters(true)) groups[FlatBufferKey(t)].push_back(t);
+  // Tensors of one dtype and device travel together, concatenated into messages of at most kMessageBytes (a tensor
+  // larger than that alone): few messages, and a transient copy of 16 MB rather than of the whole model.
+  constexpr int64_t kMessageBytes = 16 << 20;
+  std::map<std::string, std::vector<std::vector<at::Tensor>>> groups;
+  auto add = [&](const at::Tensor& t) {
+    auto& messages = groups[FlatBufferKey(t)];
+    int64_t bytes = 0;
+    if (!messages.empty()) {
+      for (const at::Tensor& m : messages.back()) bytes += static_cast<int64_t>(m.nbytes());
+    }
+    if (messages.empty() || bytes + static_cast<int64_t>(t.nbytes()) > kMessageBytes) messages.emplace_back();
+    messages.back().push_back(t);
+  };
+  for (const at::Tensor& t : module.parameters(true)) add(t);
   for (const at::Tensor& t : module.buffers(true)) {
-    if (t.defined()) groups[FlatBufferKey(t)].push_back(t);
+    if (t.defined()) add(t);
   }
   at::NoGradGuard no_grad;
-  for (auto& [key, tensors] : groups) {
-    std::vector<at::Tensor> flat_parts;
-    for (const at::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
-    at::Tensor flat = at::cat(flat_parts);
-    Broadcast(ctx, flat, 0);
-    int64_t offset = 0;
-    for (at::Tensor& t : tensors) {
-      t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
-      offset += t.numel();
+  for (auto& [key, messages] : groups) {
+    for (std::vector<at::Tensor>& tensors : messages) {
+      std::vector<at::Tensor> flat_parts;
+      for (const at::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
+      at::Tensor flat = at::cat(flat_parts);
+      Broadcast(ctx, flat, 0);
+      int64_t offset = 0;
+      for (at::Tensor& t : tensors) {
+        t.copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
+        offset += t.numel();
+      }
     }
   }
 }

@@ -73,7 +73,7 @@ class BackwardArrivals {
 [[noreturn]] void ThrowGradientMisuse(const char* who, int rank, const std::vector<std::string>& unused,
                                       const std::vector<std::string>& doubled, const std::string& unused_hint);
 
-/// Rank 0's parameters and buffers to every rank, one flat broadcast per (dtype, device). Collective.
+/// Rank 0's parameters and buffers to every rank, in flat broadcasts of up to 16 MB per (dtype, device). Collective.
 void BroadcastModuleState(Context& ctx, torch::nn::Module& module);
 
 }  // namespace lakerun::dist

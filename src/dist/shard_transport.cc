@@ -40,7 +40,7 @@ void ShardTransport::SetUpSharedMemory(bool reduce_scatter) {
   for (const ShardedBucket& b : buckets_) specs.push_back({dtype, std::max<int64_t>(b.chunk_numel, 1)});
   gather_base_ = 0;
   scatter_base_ = specs.size();
-  scatter_slots_ = reduce_scatter ? std::min<std::size_t>(2, buckets_.size()) : 0;
+  scatter_slots_ = reduce_scatter ? std::min<std::size_t>(kReduceScattersInFlight, buckets_.size()) : 0;
   for (std::size_t k = 0; k < scatter_slots_; ++k) specs.push_back({dtype, largest});
   std::string why_not;
   shared_ = SharedMemoryAllReduce::Create(ctx_, specs, &why_not, "ShardedDataParallel collective");
@@ -57,6 +57,8 @@ void ShardTransport::SetUpSharedMemory(bool reduce_scatter) {
 
 void ShardTransport::StartReduceScatter(std::size_t b, const at::Tensor& input, const at::Tensor& output) {
   if (!shared_) {
+    // At most two in flight, as through shared memory: each holds its bucket and a receive buffer as large.
+    if (b >= kReduceScattersInFlight) FinishReduceScatter(b - kReduceScattersInFlight);
     pending_[b] = dist::StartReduceScatter(ctx_, input, output);
     return;
   }
@@ -85,6 +87,7 @@ void ShardTransport::FinishSharedSlot(std::size_t slot) {
 void ShardTransport::FinishReduceScatter(std::size_t b) {
   if (!shared_) {
     pending_[b].Wait();
+    pending_[b] = PendingShardOp();  // the process group's work object holds the bucket and its receive buffer
     return;
   }
   if (scatter_slots_ == 0) return;

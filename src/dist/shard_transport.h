@@ -8,6 +8,8 @@
 //   bucket b copies its gradients into slot b % 2, after finishing bucket b - 2 there; the ranks sum disjoint parts
 //   into the shared result in rank order (the bits of Gloo's path and of DDP's shared-memory all-reduce), and each
 //   copies its chunk out. So a rank holds two bucket-sized slots whatever the size of the model.
+// Through the process group as well, at most two reduce-scatters are in flight: starting bucket b first finishes
+// bucket b - 2, so a rank holds at most two buckets' gradients and receive buffers whatever the size of the model.
 // Reductions start in bucket order and finish in bucket order on every rank, as c10d collectives must.
 #pragma once
 
@@ -28,6 +30,9 @@ namespace lakerun::dist {
 
 class ShardTransport {
  public:
+  /// Reduce-scatters started and not finished, at most (each holds a bucket-sized buffer or two).
+  static constexpr std::size_t kReduceScattersInFlight = 2;
+
   /// Collective. `reduce_scatter`: level 2 will reduce-scatter gradients (shared memory then needs its slots).
   ShardTransport(Context& ctx, const std::vector<ShardedBucket>& buckets, bool reduce_scatter, bool shared_memory);
   ~ShardTransport();
