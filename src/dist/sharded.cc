@@ -11,6 +11,7 @@
 #include "dist/shard_collectives.h"
 #include "dist/shard_layout.h"
 #include "dist/shard_transport.h"
+#include "dist/sharded_checkpoint.h"
 #include "dist/sharded_gradients.h"
 #include "dist/sharded_optimizer.h"
 #include "dist/sharded_parameters.h"
@@ -19,6 +20,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/utils/clip_grad.h>
 
+#include <chrono>
 #include <deque>
 #include <unordered_set>
 
@@ -42,6 +44,8 @@ class ShardedDataParallel::Impl {
   std::vector<at::Tensor> BoundGradients();
   void RefreshChunks();
   ShardedMemory Memory() const;
+  ShardedState CheckpointState() { return {ctx, options.stage, params, names, pieces, optimizers}; }
+  void ApplyCheckpoint(LoadedShards loaded);
 
   Context& ctx;
   ShardedOptions options;
@@ -57,6 +61,7 @@ class ShardedDataParallel::Impl {
   std::unique_ptr<ShardTransport> transport;     // reduce-scatter (level 2) and all-gather of the buckets
   std::unique_ptr<ShardedParameters> parameters;  // level 3's
   std::unique_ptr<ShardedGradients> gradients;   // levels 2 and 3
+  ShardedCheckpointIo last_checkpoint_io;
 
  private:
   std::vector<ShardedBucket> LayOut(torch::nn::Module& module);
@@ -225,6 +230,22 @@ void ShardedDataParallel::Impl::Step() {
   if (!parameters) GatherParameters();
 }
 
+// The loaded chunks and state in place, then the parameters from the chunks: levels 1 and 2 all-gather them as a
+// step does; level 3 frees its units (no gather may read the chunks while they change) and, inside
+// GatherFullParameters, gathers them again.
+void ShardedDataParallel::Impl::ApplyCheckpoint(LoadedShards loaded) {
+  at::NoGradGuard no_grad;
+  const bool regather = parameters && parameters->gathered_all();
+  if (parameters) parameters->ReleaseAll();
+  ShardedState state = CheckpointState();
+  ApplyShards(std::move(loaded), state);
+  if (!parameters) {
+    GatherParameters();
+  } else if (regather) {
+    parameters->GatherAll();
+  }
+}
+
 ShardedMemory ShardedDataParallel::Impl::Memory() const {
   ShardedMemory m;
   for (const ShardedOptimizer& opt : optimizers) m.optimizer_state_bytes += opt.StateBytes();
@@ -341,6 +362,35 @@ ShardedDataParallel::FullParameters::~FullParameters() {
   }
   sdp_->impl_->parameters->ReleaseAll();
 }
+
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+void ShardedDataParallel::SaveShardedCheckpoint(const std::string& dir, FileSystem& fs) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!impl_->parameters) {  // levels 1 and 2: the parameters hold the values
+    at::NoGradGuard no_grad;
+    impl_->RefreshChunks();
+  }
+  impl_->last_checkpoint_io = SaveShards(fs, dir, impl_->CheckpointState());
+  impl_->last_checkpoint_io.seconds = SecondsSince(start);
+}
+
+void ShardedDataParallel::LoadShardedCheckpoint(const std::string& dir, FileSystem& fs) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadedShards loaded = ReadShards(fs, dir, impl_->CheckpointState());
+  const ShardedCheckpointIo io = loaded.io;
+  impl_->ApplyCheckpoint(std::move(loaded));
+  impl_->last_checkpoint_io = io;
+  impl_->last_checkpoint_io.seconds = SecondsSince(start);
+}
+
+ShardedCheckpointIo ShardedDataParallel::LastCheckpointIo() const { return impl_->last_checkpoint_io; }
 
 ZeroStage ShardedDataParallel::stage() const { return impl_->options.stage; }
 ShardedMemory ShardedDataParallel::Memory() const { return impl_->Memory(); }

@@ -12,50 +12,17 @@
 namespace lakerun::dist {
 namespace {
 
+using testing::ExpectSameState;
 using testing::Opt;
+using testing::OptimizerStateIn;
 using testing::Parallel;
 using testing::Phase;
 using testing::RunRanks;
 using testing::ShardNet;
+using testing::SmallBuckets;
 using testing::TrainCase;
 using testing::TrainOnRanks;
 using testing::TrainResult;
-
-TrainCase SmallBuckets(int world, Opt opt) {
-  TrainCase c;
-  c.world = world;
-  c.opt = opt;
-  c.accumulate = 2;
-  c.first_cap = 64;
-  c.cap = 256;
-  return c;
-}
-
-// The state of each parameter of a checkpoint's optimizer, in parameter order.
-std::vector<StateParts> OptimizerStateIn(const std::string& checkpoint, Opt kind) {
-  ShardNet net;
-  auto opt = testing::MakeOpt(kind, net);
-  testing::LoadCheckpoint(checkpoint, net, *opt);
-  std::vector<StateParts> out;
-  for (const auto& p : net.parameters()) {
-    auto it = opt->state().find(StateKey(p));
-    out.push_back(it == opt->state().end() ? StateParts{} : Decompose(*KindOf(*opt), *it->second));
-  }
-  return out;
-}
-
-void ExpectSameState(const std::vector<StateParts>& a, const std::vector<StateParts>& b, const char* what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].step, b[i].step) << what << " parameter " << i;
-    ASSERT_EQ(a[i].tensors.size(), b[i].tensors.size()) << what << " parameter " << i;
-    for (std::size_t f = 0; f < a[i].tensors.size(); ++f) {
-      EXPECT_EQ(a[i].tensors[f].first, b[i].tensors[f].first) << what;
-      EXPECT_TRUE(at::equal(a[i].tensors[f].second, b[i].tensors[f].second))
-          << what << " parameter " << i << " " << a[i].tensors[f].first;
-    }
-  }
-}
 
 class ShardedCheckpointTest : public ::testing::TestWithParam<Opt> {};
 

@@ -70,6 +70,8 @@ void ShardedOptimizer::SetMemberState(std::size_t k, const StateParts& parts) {
   inner_->state()[StateKey(member_values_.at(k))] = Compose(kind_, parts);
 }
 
+void ShardedOptimizer::ClearMemberState(std::size_t k) { inner_->state().erase(StateKey(member_values_.at(k))); }
+
 void ShardedOptimizer::TakeUserState(const std::vector<at::Tensor>& params, const std::vector<OwnedPiece>& pieces) {
   for (std::size_t k = 0; k < members_.size(); ++k) {
     const ShardPiece& where = pieces[members_[k]].where;

@@ -49,6 +49,8 @@ class ShardedOptimizer {
   /// The state of members()[k]; nullopt before its first step.
   std::optional<StateParts> MemberState(std::size_t k) const;
   void SetMemberState(std::size_t k, const StateParts& parts);
+  /// Drops the state of members()[k] (it is as before its first step).
+  void ClearMemberState(std::size_t k);
 
   /// Takes this rank's elements of whatever state the user's optimizer holds (a checkpoint it loaded), then
   /// empties the user's state: from here on, this object holds the state.

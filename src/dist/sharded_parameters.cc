@@ -239,6 +239,11 @@ void ShardedParameters::ReleaseAll() {
   for (std::size_t b = 0; b < units_.size(); ++b) Free(b);
 }
 
+bool ShardedParameters::gathered_all() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return pinned_;
+}
+
 int64_t ShardedParameters::resident_bytes() const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   return resident_bytes_;

@@ -62,6 +62,8 @@ class ShardedParameters {
   /// Collective: gathers every unit, ignoring max_resident, until ReleaseAll (full parameters for a checkpoint).
   void GatherAll();
   void ReleaseAll();
+  /// Whether GatherAll is in effect (no ReleaseAll or EndIteration since).
+  bool gathered_all() const;
 
   /// Bytes of unit buffers held now, and the most held at once since construction.
   int64_t resident_bytes() const;

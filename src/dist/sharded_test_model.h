@@ -2,11 +2,15 @@
 // one training routine that runs it under DDP or either ZeRO level on the calling rank.
 #pragma once
 
+#include <lakerun/base/error.h>
 #include <lakerun/dist/ddp.h>
 #include <lakerun/dist/sharded.h>
 
+#include "dist/optimizer_state.h"
 #include "dist/rank_threads.h"
 #include "lakerun_testing/transformer.h"
+
+#include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
 #include <torch/nn/modules/linear.h>
@@ -139,6 +143,18 @@ struct TrainCase {
   bool prefetch = true;
 };
 
+/// `world` ranks training with `opt`, 2 micro-batches a step, buckets of 64 and 256 bytes (chunks that cut through
+/// parameters).
+inline TrainCase SmallBuckets(int world, Opt opt) {
+  TrainCase c;
+  c.world = world;
+  c.opt = opt;
+  c.accumulate = 2;
+  c.first_cap = 64;
+  c.cap = 256;
+  return c;
+}
+
 constexpr int kRowsPerMicroBatch = 3;
 
 /// Step s, rank r, micro-batch m of `c`: rows drawn from one seeded generator so every run sees the same data.
@@ -163,6 +179,8 @@ struct Phase {
   int end_step = -1;                  ///< -1: TrainCase::steps
   const std::string* load = nullptr;  ///< a checkpoint every rank loads before wrapping the module
   std::string* save = nullptr;        ///< where rank 0 writes a checkpoint (module and optimizer) at the end
+  const std::string* load_sharded = nullptr;  ///< ZeRO: a sharded checkpoint directory loaded after wrapping
+  const std::string* save_sharded = nullptr;  ///< ZeRO: where a sharded checkpoint is saved at the end
 };
 
 /// Module and optimizer in one archive, as a DDP program (or the Trainer) writes them.
@@ -215,7 +233,9 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
     o.bucket_cap_bytes = c.cap;
     o.shared_memory = c.shared_memory;
     sdp = std::make_unique<ShardedDataParallel>(ctx, net, std::vector{opt}, o);
+    if (phase.load_sharded != nullptr) sdp->LoadShardedCheckpoint(*phase.load_sharded);
   }
+  LAKERUN_CHECK(sdp != nullptr || phase.load_sharded == nullptr, "Phase::load_sharded needs a ZeRO level");
   TrainResult result;
   const int end = phase.end_step < 0 ? c.steps : phase.end_step;
   for (int s = phase.first_step; s < end; ++s) {
@@ -243,6 +263,10 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
       opt->step();
     }
   }
+  if (phase.save_sharded != nullptr) {
+    LAKERUN_CHECK(sdp != nullptr, "Phase::save_sharded needs a ZeRO level, not ", Name(parallel));
+    sdp->SaveShardedCheckpoint(*phase.save_sharded);
+  }
   std::optional<ShardedDataParallel::FullParameters> full;  // level 3 holds only shards between steps
   if (sdp) full.emplace(sdp->GatherFullParameters());
   result.params = Snapshot(*net);
@@ -253,6 +277,40 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
     if (ctx.rank() == 0) *phase.save = SaveCheckpoint(*net, *opt);
   }
   return result;
+}
+
+/// The parameters of a checkpoint's module, in parameter order.
+inline std::vector<at::Tensor> ParametersIn(const std::string& checkpoint, Opt kind) {
+  ShardNet net;
+  auto opt = MakeOpt(kind, net);
+  LoadCheckpoint(checkpoint, net, *opt);
+  return Snapshot(net);
+}
+
+/// The state of each parameter of a checkpoint's optimizer, in parameter order.
+inline std::vector<StateParts> OptimizerStateIn(const std::string& checkpoint, Opt kind) {
+  ShardNet net;
+  auto opt = MakeOpt(kind, net);
+  LoadCheckpoint(checkpoint, net, *opt);
+  std::vector<StateParts> out;
+  for (const auto& p : net.parameters()) {
+    auto it = opt->state().find(StateKey(p));
+    out.push_back(it == opt->state().end() ? StateParts{} : Decompose(*KindOf(*opt), *it->second));
+  }
+  return out;
+}
+
+inline void ExpectSameState(const std::vector<StateParts>& a, const std::vector<StateParts>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].step, b[i].step) << what << " parameter " << i;
+    ASSERT_EQ(a[i].tensors.size(), b[i].tensors.size()) << what << " parameter " << i;
+    for (std::size_t f = 0; f < a[i].tensors.size(); ++f) {
+      EXPECT_EQ(a[i].tensors[f].first, b[i].tensors[f].first) << what;
+      EXPECT_TRUE(at::equal(a[i].tensors[f].second, b[i].tensors[f].second))
+          << what << " parameter " << i << " " << a[i].tensors[f].first;
+    }
+  }
 }
 
 /// Every rank's result of `phase` of `c` under `parallel`, ranks as threads.

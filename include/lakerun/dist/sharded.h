@@ -67,8 +67,38 @@
 // - Every rank must run the same operations on the same units in the same order (gathers are collectives), as with
 //   FSDP; ranks that built different units fail at construction with a DistError naming both.
 // - Step() steps the chunks and frees every unit; the next forward gathers the new values.
+//
+// Sharded checkpoints (src/dist/sharded_checkpoint.h; the format in src/dist/checkpoint_index.h and shard_file.h):
+// - SaveShardedCheckpoint(dir) (collective): every rank writes, in parallel, dir/shard-<rank>-of-<world>.bin with
+//   its pieces' values and each optimizer's state for them (tensors, step counts). Once every rank's file is in
+//   place (one gather of their entries), rank 0 writes dir/index.json: the format version, world size and level,
+//   each parameter (name, shape, dtype, numel), each optimizer (kind, the state fields of each parameter it steps),
+//   and, per rank file, which elements of which parameter it holds at which bytes (each file ends with a CRC-32
+//   per 64 KiB; the index keeps the CRC-32 of that table). Every file is written atomically (temporary, rename) and
+//   the index last: a directory without one holds an incomplete checkpoint, which loading refuses. A save first
+//   removes the directory's old index, so one that fails half-way over an older checkpoint leaves none rather than
+//   a mix (each file's header names its save, and a loader refuses a file of another save): save into a new
+//   directory to keep the last checkpoint until the next exists.
+// - What is saved: levels 1 and 2, the parameters' current values (the chunks are refreshed from them first, so a
+//   state dict loaded into the module counts); level 3, the chunks (what is written inside
+//   GatherFullParameters(true) counts once the scope ends). Not saved: buffers (batch-norm statistics) and the
+//   optimizers' hyper-parameters (param group options), which the program sets as it sets its LR schedule.
+// - LoadShardedCheckpoint(dir) (collective) loads a checkpoint saved at any level on any world size: each rank reads
+//   the index and checks it against its module and optimizers, then reads, only from the files that hold them, the
+//   byte ranges of its own pieces' values and state (every block read is checked against its CRC). Nothing changes
+//   until every rank has read its part: a failure on any rank throws on every rank, and leaves the model as it was.
+//   Then levels 1 and 2 all-gather the chunks into the parameters, as Step() does (each rank reads 1/world of the
+//   checkpoint, not all of it); level 3 frees every gathered unit (gathered again at once inside
+//   GatherFullParameters), so the next use gathers the loaded values. Load between steps: gradients of a backward
+//   before the load are not cleared.
+// - Errors name the path and what is wrong: no index, or a rank file missing: IoError; a truncated, damaged or
+//   foreign rank file, or an index whose files leave elements of a parameter uncovered (naming it and the gap):
+//   CorruptDataError; a parameter of the model the checkpoint lacks, or the reverse, or one of another shape or
+//   dtype, another number or kind of optimizers, an optimizer stepping other parameters or keeping other state
+//   fields than it does now: InvalidArgument.
 #pragma once
 
+#include <lakerun/base/file_system.h>
 #include <lakerun/dist/init.h>
 
 #include <torch/nn/module.h>
@@ -141,6 +171,15 @@ struct ShardedStepStats {
   int prefetched_gathers = 0;
 };
 
+/// What this rank's last SaveShardedCheckpoint or LoadShardedCheckpoint moved.
+struct ShardedCheckpointIo {
+  /// Written: its rank file (rank 0: and the index). Read: the index and the blocks of the rank files it needed.
+  int64_t bytes = 0;
+  int files = 0;
+  /// The call's wall time on this rank, waits for the other ranks and the all-gather after a load included.
+  double seconds = 0;
+};
+
 class ShardedDataParallel {
  public:
   /// Collective. Throws ConfigError for an optimizer that cannot be sharded (see above).
@@ -205,6 +244,12 @@ class ShardedDataParallel {
     bool writeback_;
   };
   FullParameters GatherFullParameters(bool writeback = false);
+
+  /// Writes this rank's shard and (rank 0) the index into `dir` (see "Sharded checkpoints" above). Collective.
+  void SaveShardedCheckpoint(const std::string& dir, FileSystem& fs = LocalFileSystem());
+  /// Loads a sharded checkpoint of any world size and level into the parameters and optimizers. Collective.
+  void LoadShardedCheckpoint(const std::string& dir, FileSystem& fs = LocalFileSystem());
+  ShardedCheckpointIo LastCheckpointIo() const;
 
   ZeroStage stage() const;
   ShardedMemory Memory() const;
