@@ -135,6 +135,10 @@ PendingShardOp StartAllGather(Context& ctx, const at::Tensor& input, const at::T
     ::c10d::AllgatherOptions options;
     options.timeout = ctx.timeout();
     if (OnNccl(ctx)) return pg._allgather_base(out, in, options);
+    if (in.scalar_type() == at::kBFloat16) {  // Gloo has no bfloat16; a gather copies bits, so half carries them
+      in = in.view(at::kHalf);
+      out = out.view(at::kHalf);
+    }
     std::vector<std::vector<at::Tensor>> outputs(1);
     const int64_t n = input.numel();
     for (int r = 0; r < ctx.world_size(); ++r) outputs[0].push_back(out.narrow(0, r * n, n));

@@ -106,8 +106,15 @@ PendingShardOp ShardTransport::StartAllGather(std::size_t b, const at::Tensor& c
   shared_->input(i).narrow(0, 0, chunk.numel()).copy_(chunk);
   shared_->Start(i);
   SharedMemoryAllReduce* shared = shared_.get();
-  return PendingShardOp(&ctx_, compat::WorkPtr(), [shared, i, whole] { shared->FinishGather(i, whole); },
-                        "all_gather through shared memory", rdzv::Collective::kSharedMemoryAllGather);
+  const at::ScalarType slot_dtype = shared_->input(i).scalar_type();
+  auto finish = [shared, i, whole, slot_dtype] {
+    if (whole.scalar_type() == slot_dtype) return shared->FinishGather(i, whole);
+    at::Tensor staged = at::empty({whole.numel()}, whole.options().dtype(slot_dtype));  // level 3 mixed precision
+    shared->FinishGather(i, staged);
+    whole.copy_(staged);
+  };
+  return PendingShardOp(&ctx_, compat::WorkPtr(), std::move(finish), "all_gather through shared memory",
+                        rdzv::Collective::kSharedMemoryAllGather);
 }
 
 std::string ShardTransport::name() const {

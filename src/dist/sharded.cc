@@ -73,6 +73,12 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
                                 std::vector<std::shared_ptr<torch::optim::Optimizer>> user,
                                 ShardedOptions opts)
     : ctx(context), options(opts), user_optimizers(std::move(user)) {
+  LAKERUN_CHECK_AS(ConfigError,
+                   !options.param_dtype.has_value() ||
+                       (options.stage == ZeroStage::kParameters && at::isFloatingType(*options.param_dtype)),
+                   "ShardedDataParallel: param_dtype (mixed precision) needs level 3 (ZeroStage::kParameters) and a "
+                   "floating dtype, got ", options.param_dtype.has_value() ? c10::toString(*options.param_dtype) : "",
+                   " at level ", static_cast<int>(options.stage));
   for (const auto& item : module->named_parameters(/*recurse=*/true)) {
     if (!item.value().requires_grad()) continue;
     LAKERUN_CHECK(item.value().layout() == at::kStrided, "ShardedDataParallel: parameter '", item.key(),
@@ -119,7 +125,8 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
   std::function<void(std::size_t)> on_unit_reduced;
   if (options.stage == ZeroStage::kParameters) {
     parameters = std::make_unique<ShardedParameters>(ctx, params, buckets, chunk_values, *transport,
-                                                     options.max_resident_units, options.prefetch);
+                                                     options.max_resident_units, options.prefetch,
+                                                     options.param_dtype);
     on_unit_reduced = [p = parameters.get()](std::size_t b) { p->Release(b); };
   }
   if (shard_gradients) {

@@ -24,6 +24,7 @@ ShardedGradients::ShardedGradients(Context& ctx, torch::nn::Module& module, std:
     Bucket bucket;
     bucket.params = buckets[b].params;
     bucket.padded_numel = buckets[b].padded_numel(ctx.world_size());
+    bucket.dtype = buckets[b].dtype;
     bucket.pending = bucket.params.size();
     for (std::size_t k = 0; k < bucket.params.size(); ++k) {
       params_[bucket.params[k]].bucket = b;
@@ -54,7 +55,7 @@ void ShardedGradients::OnGradReady(std::size_t index) {
   LAKERUN_CHECK_AS(DistError, grad.defined() && grad.layout() == at::kStrided, "ShardedDataParallel: rank ",
                    ctx_.rank(), ": parameter '", p.name, "' got an undefined or sparse gradient");
   if (!bucket.flat.defined()) {
-    bucket.flat = at::empty({bucket.padded_numel}, grad.options());
+    bucket.flat = at::empty({bucket.padded_numel}, grad.options().dtype(bucket.dtype));  // the chunks' dtype
     int64_t used = 0;
     for (std::size_t q : bucket.params) used += params_[q].variable.numel();
     bucket.flat.narrow(0, used, bucket.padded_numel - used).zero_();

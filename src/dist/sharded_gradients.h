@@ -52,6 +52,7 @@ class ShardedGradients {
   struct Bucket {
     std::vector<std::size_t> params;
     int64_t padded_numel = 0;
+    at::ScalarType dtype = at::kFloat;  // reduced in the chunks' dtype (level 3 mixed precision: not the gradients')
     at::Tensor flat;  // this backward's gradients, allocated at the first one, dropped once launched
     std::size_t pending = 0;
   };

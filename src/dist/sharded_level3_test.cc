@@ -7,9 +7,13 @@
 #include "dist/rank_threads.h"
 #include "dist/sharded_test_model.h"
 #include "dist/wrap_policy.h"
+#include "train/autocast_compat.h"
 #include "lakerun_testing/matchers.h"
 
+#include <ATen/autocast_mode.h>
+
 #include <cmath>
+#include <optional>
 #include <mutex>
 
 namespace lakerun::dist {
@@ -204,6 +208,112 @@ TEST(LevelThreeTest, AFailedGatherReadsNaNAndBackwardRaisesTheError) {
   EXPECT_TRUE(nan);
   EXPECT_THAT(backward_error, ::testing::HasSubstr("waiting for rank(s) 1"));
   EXPECT_EQ(step_error, backward_error);
+}
+
+// CPU autocast to bfloat16 for one forward, as the Trainer's bf16-mixed runs it.
+class Bf16Autocast {
+ public:
+  Bf16Autocast() {
+    train::compat::SetAutocastDtype(c10::DeviceType::CPU, at::kBFloat16);
+    train::compat::SetAutocastEnabled(c10::DeviceType::CPU, true);
+    at::autocast::increment_nesting();
+  }
+  ~Bf16Autocast() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    train::compat::SetAutocastEnabled(c10::DeviceType::CPU, false);
+  }
+};
+
+struct MixedRun {
+  std::vector<std::vector<at::Tensor>> params{2};  // each rank's, from GatherFullParameters
+  int64_t peak_unit_bytes = 0;                      // rank 0's, before the full gather
+  bool dtypes_as_expected = true;
+};
+
+MixedRun TrainUnderAutocast(std::optional<at::ScalarType> param_dtype, bool shared_memory, bool gather_midway = false) {
+  MixedRun run;
+  std::mutex mu;
+  RunRanks(2, [&](Context& ctx) {
+    auto net = MakeTransformer();
+    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
+    ShardedOptions options;
+    options.stage = ZeroStage::kParameters;
+    options.unit_min_params = 1000;
+    options.param_dtype = param_dtype;
+    options.shared_memory = shared_memory;
+    ShardedDataParallel sdp(ctx, net, {adam}, options);
+    bool ok = true;
+    for (const auto& p : net->parameters()) ok = ok && p.scalar_type() == param_dtype.value_or(at::kFloat);
+    for (int s = 0; s < 10; ++s) {
+      adam->zero_grad();
+      at::Tensor loss;
+      {
+        Bf16Autocast autocast;
+        loss = testing::TransformerLoss(*net, s, ctx.rank());
+      }
+      loss.backward();
+      sdp.Step();
+      if (s == 4 && gather_midway) auto full = sdp.GatherFullParameters();  // a checkpoint's gather
+    }
+    const int64_t peak = sdp.Memory().peak_resident_parameter_bytes;
+    auto full = sdp.GatherFullParameters();
+    for (const auto& p : net->parameters()) ok = ok && p.scalar_type() == at::kFloat;  // the master's values
+    std::lock_guard<std::mutex> lock(mu);
+    run.params[ctx.rank()] = testing::Snapshot(*net);
+    if (ctx.rank() == 0) run.peak_unit_bytes = peak;
+    run.dtypes_as_expected = run.dtypes_as_expected && ok;
+  }, std::chrono::seconds(90));
+  return run;
+}
+
+// Mixed precision (param_dtype bf16) against full-precision level 3, both under bf16 autocast: the parameters hold
+// bf16 while wrapped and gathered units take half the bytes; the optimizers step an fp32 master, whose values
+// GatherFullParameters gives; through Gloo as through shared memory. The runs differ a little: with bf16 parameters
+// the weights autocast leaves alone (layer norms, embeddings) are bf16, and a Linear on 3-D input adds its bias in
+// bf16 where autocast adds an fp32 bias to the bf16 product in fp32.
+TEST(LevelThreeTest, MixedPrecisionGathersBf16AndStepsAFloatMaster) {
+  for (bool shared_memory : {true, false}) {
+    const MixedRun mixed = TrainUnderAutocast(at::kBFloat16, shared_memory);
+    const MixedRun full = TrainUnderAutocast(std::nullopt, shared_memory);
+    // Full parameters in the middle (a checkpoint) seat the parameters in fp32 masters and back: nothing changes.
+    const MixedRun gathered = TrainUnderAutocast(at::kBFloat16, shared_memory, /*gather_midway=*/true);
+    for (std::size_t i = 0; i < mixed.params[0].size(); ++i) {
+      EXPECT_TRUE(at::equal(gathered.params[0][i], mixed.params[0][i])) << "a full gather changed parameter " << i;
+    }
+    EXPECT_TRUE(mixed.dtypes_as_expected);
+    EXPECT_TRUE(full.dtypes_as_expected);
+    for (std::size_t i = 0; i < mixed.params[0].size(); ++i) {
+      EXPECT_TRUE(at::equal(mixed.params[1][i], mixed.params[0][i])) << "ranks differ at parameter " << i;
+    }
+    // Adam turns small gradient differences into whole steps, so compare the updates as vectors: how far apart the
+    // two runs end, against how far training moved the parameters.
+    const std::vector<at::Tensor> init = testing::Snapshot(*MakeTransformer());
+    double apart = 0, moved = 0;
+    for (std::size_t i = 0; i < init.size(); ++i) {
+      apart += (mixed.params[0][i] - full.params[0][i]).pow(2).sum().item<double>();
+      moved += (full.params[0][i] - init[i]).pow(2).sum().item<double>();
+    }
+    const double relative = std::sqrt(apart / moved);
+    EXPECT_GT(apart, 0.0) << "bf16 weights must show";
+    EXPECT_LT(relative, 0.25);
+    EXPECT_EQ(mixed.peak_unit_bytes * 2, full.peak_unit_bytes);
+    std::printf("[ mixed precision, %s ] |bf16 run - fp32 run| / |fp32 run's update| = %.4f after 10 steps; peak "
+                "unit bytes %lld vs %lld\n",
+                shared_memory ? "shared memory" : "gloo", relative, static_cast<long long>(mixed.peak_unit_bytes),
+                static_cast<long long>(full.peak_unit_bytes));
+  }
+}
+
+TEST(LevelThreeTest, MixedPrecisionNeedsLevelThree) {
+  RunRanks(1, [&](Context& ctx) {
+    auto net = MakeTransformer();
+    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
+    ShardedOptions options;
+    options.stage = ZeroStage::kGradients;
+    options.param_dtype = at::kBFloat16;
+    EXPECT_THROW_WITH(ShardedDataParallel(ctx, net, {adam}, options), ConfigError,
+                      "param_dtype (mixed precision) needs level 3");
+  });
 }
 
 TEST(WrapPolicyTest, ThresholdWrapsChildrenBeforeParentsAndTheRestIsTheRoot) {

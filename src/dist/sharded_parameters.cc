@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/StorageImpl.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,9 +28,11 @@ bool Contains(const std::vector<std::size_t>& v, std::size_t x) { return std::fi
 
 ShardedParameters::ShardedParameters(Context& ctx, std::vector<at::Tensor> params,
                                      const std::vector<ShardedBucket>& buckets, std::vector<at::Tensor> chunks,
-                                     ShardTransport& transport, int max_resident, bool prefetch)
+                                     ShardTransport& transport, int max_resident, bool prefetch,
+                                     std::optional<at::ScalarType> param_dtype)
     : ctx_(ctx),
       transport_(transport),
+      params_(params),
       chunks_(std::move(chunks)),
       max_resident_(static_cast<std::size_t>(std::max(max_resident, 1))),
       prefetch_(prefetch),
@@ -39,19 +42,21 @@ ShardedParameters::ShardedParameters(Context& ctx, std::vector<at::Tensor> param
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const ShardedBucket& bucket = buckets[b];
     Unit unit;
+    const at::Tensor& first = params[bucket.params.front()];
     unit.flat = at::zeros({bucket.padded_numel(ctx.world_size())},
-                          params[bucket.params.front()].options().requires_grad(false));
+                          first.options().dtype(param_dtype.value_or(first.scalar_type())).requires_grad(false));
+    unit.params = bucket.params;
+    unit.offsets = bucket.offsets;
     for (std::size_t k = 0; k < bucket.params.size(); ++k) {
       at::Tensor& p = params[bucket.params[k]];
-      at::Tensor view = unit.flat.narrow(0, bucket.offsets[k], p.numel());
-      view.copy_(p.reshape({-1}));
-      p.set_data(view.view(p.sizes()));  // the same parameter object, now inside the unit's buffer
+      unit.flat.narrow(0, bucket.offsets[k], p.numel()).copy_(p.reshape({-1}));
     }
     unit.storage = unit.flat.storage().unsafeGetStorageImpl();
     unit.bytes = static_cast<int64_t>(unit.flat.nbytes());
     SetBytes(unit.storage, at::DataPtr(nullptr, unit.flat.device()), unit.bytes);  // freed: the chunk holds them
     watched.emplace_back(unit.storage, b);
     units_.push_back(std::move(unit));
+    SeatParameters(b, units_.back().flat);  // the same parameter objects, now inside the unit's buffer
   }
   watch_ = std::make_unique<ParameterTouchWatch>(
       std::move(watched), [this](const std::vector<std::size_t>& units, bool) { OnTouch(units); });
@@ -146,10 +151,20 @@ bool ShardedParameters::MakeRoom(const std::vector<std::size_t>& keep, std::size
   }
 }
 
+// The parameters of unit b become views of `buffer` (the unit's own, or its master values inside GatherAll).
+void ShardedParameters::SeatParameters(std::size_t b, const at::Tensor& buffer) {
+  const Unit& u = units_[b];
+  for (std::size_t k = 0; k < u.params.size(); ++k) {
+    at::Tensor& p = params_[u.params[k]];
+    p.set_data(buffer.narrow(0, u.offsets[k], p.numel()).view(p.sizes()));
+  }
+}
+
 void ShardedParameters::StartGather(std::size_t b) {
   Unit& u = units_[b];
   u.incoming = at::empty({u.flat.numel()}, u.flat.options());
-  u.op = transport_.StartAllGather(b, chunks_[b], u.incoming);
+  u.outgoing = chunks_[b].scalar_type() == u.flat.scalar_type() ? chunks_[b] : chunks_[b].to(u.flat.scalar_type());
+  u.op = transport_.StartAllGather(b, u.outgoing, u.incoming);
   u.resident = true;
   u.last_use = ++clock_;
   resident_bytes_ += u.bytes;
@@ -166,6 +181,7 @@ void ShardedParameters::Install(std::size_t b) {
   at::DataPtr data = filled->set_data_ptr(at::DataPtr(nullptr, u.flat.device()));
   filled->set_nbytes(0);
   u.incoming = at::Tensor();
+  u.outgoing = at::Tensor();
   SetBytes(u.storage, std::move(data), u.bytes);
 }
 
@@ -175,6 +191,7 @@ void ShardedParameters::Free(std::size_t b) {
   if (u.incoming.defined()) {
     u.op.Wait();  // a prefetch nobody read: the collective still completes on this rank
     u.incoming = at::Tensor();
+    u.outgoing = at::Tensor();
   }
   SetBytes(u.storage, at::DataPtr(nullptr, u.flat.device()), u.bytes);
   u.resident = false;
@@ -211,6 +228,7 @@ void ShardedParameters::Release(std::size_t b) {
 void ShardedParameters::EndIteration() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   ThrowIfFailed();
+  ReturnMasters();
   pinned_ = false;
   for (std::size_t b = 0; b < units_.size(); ++b) Free(b);
   if (!sequence_.empty()) {
@@ -227,14 +245,50 @@ void ShardedParameters::GatherAll() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   ThrowIfFailed();
   pinned_ = true;
+  if (!units_.empty() && units_.front().flat.scalar_type() != chunks_.front().scalar_type()) return GatherMasters();
   for (std::size_t b = 0; b < units_.size(); ++b) {
     if (!units_[b].resident) StartGather(b);
   }
   for (std::size_t b = 0; b < units_.size(); ++b) Install(b);
 }
 
+// Mixed precision: each unit's master values, gathered from the chunks in their dtype into a buffer of its own, and
+// the parameters seated there (a checkpoint holds full precision, and values written back keep it). Seating a
+// parameter in a tensor of another dtype drops its gradient accumulator, and with it the hooks that reduce its
+// gradients: ReturnMasters gives each parameter its own back.
+void ShardedParameters::GatherMasters() {
+  for (std::size_t b = 0; b < units_.size(); ++b) {
+    Unit& u = units_[b];
+    if (u.master.defined()) continue;
+    Free(b);
+    u.accumulators.clear();
+    for (std::size_t i : u.params) u.accumulators.push_back(torch::autograd::impl::try_get_grad_accumulator(params_[i]));
+    u.master = at::empty({u.flat.numel()}, chunks_[b].options());
+    transport_.StartAllGather(b, chunks_[b], u.master).Wait();
+    SeatParameters(b, u.master);
+    resident_bytes_ += static_cast<int64_t>(u.master.nbytes());
+    peak_bytes_ = std::max(peak_bytes_, resident_bytes_);
+  }
+}
+
+// The parameters back in their (freed) units.
+void ShardedParameters::ReturnMasters() {
+  for (std::size_t b = 0; b < units_.size(); ++b) {
+    Unit& u = units_[b];
+    if (!u.master.defined()) continue;
+    SeatParameters(b, u.flat);
+    for (std::size_t k = 0; k < u.params.size(); ++k) {
+      if (u.accumulators[k]) torch::autograd::impl::set_grad_accumulator(params_[u.params[k]], u.accumulators[k]);
+    }
+    u.accumulators.clear();
+    resident_bytes_ -= static_cast<int64_t>(u.master.nbytes());
+    u.master = at::Tensor();
+  }
+}
+
 void ShardedParameters::ReleaseAll() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  ReturnMasters();
   pinned_ = false;
   for (std::size_t b = 0; b < units_.size(); ++b) Free(b);
 }

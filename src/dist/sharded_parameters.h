@@ -40,15 +40,23 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
+
+namespace torch::autograd {
+struct Node;
+}
 
 namespace lakerun::dist {
 
 class ShardedParameters {
  public:
   /// `chunks[b]`: this rank's chunk of bucket (unit) b, already holding the parameters' values. Collective-free.
+  /// With `param_dtype` (mixed precision), units are gathered in it and the parameters hold it while wrapped; the
+  /// chunks keep their dtype (the master copy).
   ShardedParameters(Context& ctx, std::vector<at::Tensor> params, const std::vector<ShardedBucket>& buckets,
-                    std::vector<at::Tensor> chunks, ShardTransport& transport, int max_resident, bool prefetch);
+                    std::vector<at::Tensor> chunks, ShardTransport& transport, int max_resident, bool prefetch,
+                    std::optional<at::ScalarType> param_dtype = std::nullopt);
   ~ShardedParameters();
   ShardedParameters(const ShardedParameters&) = delete;
   ShardedParameters& operator=(const ShardedParameters&) = delete;
@@ -60,6 +68,8 @@ class ShardedParameters {
   /// Frees every unit (the chunks are about to change) and makes this iteration's sequence the prediction.
   void EndIteration();
   /// Collective: gathers every unit, ignoring max_resident, until ReleaseAll (full parameters for a checkpoint).
+  /// With mixed precision the parameters meanwhile hold the master values in the chunks' dtype, in buffers of their
+  /// own; ReleaseAll returns them to their units.
   void GatherAll();
   void ReleaseAll();
   /// Whether GatherAll is in effect (no ReleaseAll or EndIteration since).
@@ -82,6 +92,11 @@ class ShardedParameters {
     c10::StorageImpl* storage = nullptr;
     int64_t bytes = 0;
     at::Tensor incoming;             // the buffer a gather in flight fills
+    at::Tensor outgoing;             // mixed precision: this rank's chunk in the unit's dtype, while it travels
+    at::Tensor master;               // mixed precision, inside GatherAll: the unit's values in the chunks' dtype
+    std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // the parameters' own, inside GatherAll
+    std::vector<std::size_t> params;  // indices into params_, at `offsets` in the unit
+    std::vector<int64_t> offsets;
     PendingShardOp op;
     bool resident = false;           // has bytes, or is being gathered
     bool prefetched = false;         // gathered by prefetch and not read since
@@ -96,10 +111,14 @@ class ShardedParameters {
   void Install(std::size_t b);
   void Free(std::size_t b);
   void FillFailed(const std::vector<std::size_t>& units);
+  void GatherMasters();
+  void ReturnMasters();
+  void SeatParameters(std::size_t b, const at::Tensor& buffer);
   std::size_t NextUse(std::size_t b) const;
 
   Context& ctx_;
   ShardTransport& transport_;
+  std::vector<at::Tensor> params_;
   std::vector<at::Tensor> chunks_;
   std::vector<Unit> units_;
   std::size_t max_resident_;

@@ -24,6 +24,7 @@ DataParallel::DataParallel(Strategy strategy, const FsdpOptions& fsdp, dist::Con
                                                  : dist::ZeroStage::kParameters;
   options.unit_min_params = fsdp.unit_min_params;
   options.unit_modules = fsdp.unit_modules;
+  if (strategy == Strategy::kFsdp) options.param_dtype = fsdp.param_dtype;
   sharded_ = std::make_unique<dist::ShardedDataParallel>(ctx, Alias(module), optimizers, options);
 }
 
@@ -75,11 +76,13 @@ std::optional<dist::ShardedDataParallel::FullParameters> DataParallel::GatherFul
 
 void DataParallel::Unshard() {
   if (!sharded_ || sharded_->stage() != dist::ZeroStage::kParameters) return;
+  std::vector<at::Tensor> params = sharded_->module().parameters(), whole;
   {
-    auto full = sharded_->GatherFullParameters();
-    at::NoGradGuard no_grad;
-    for (at::Tensor& p : sharded_->module().parameters()) p.set_data(p.detach().clone());  // out of the unit buffers
+    auto full = sharded_->GatherFullParameters();  // full precision under mixed precision too
+    for (const at::Tensor& p : params) whole.push_back(p.detach().clone());
   }
+  at::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < params.size(); ++i) params[i].set_data(whole[i]);  // out of the unit buffers
   sharded_.reset();
 }
 

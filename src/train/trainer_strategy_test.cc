@@ -65,6 +65,8 @@ struct FitCase {
   double clip = 0;
   std::string dir;        ///< checkpoints (save_last) go to dir/checkpoints
   std::string ckpt_path;  ///< resume from
+  Precision precision = Precision::k32True;
+  std::optional<c10::ScalarType> param_dtype{};  ///< fsdp's mixed precision
 };
 
 // Rank 0's weights after fitting `c` on kWorld ranks; every rank must end with the same bits.
@@ -83,6 +85,8 @@ std::vector<at::Tensor> FitOnRanks(const FitCase& c) {
     o.dist_context = &ctx;
     o.strategy = c.strategy;
     o.fsdp.unit_min_params = 20;  // fsdp: fc1 is a unit, fc2 is in the root unit
+    o.fsdp.param_dtype = c.param_dtype;
+    o.precision = c.precision;
     o.max_epochs = c.max_epochs;
     o.accumulate_grad_batches = 2;
     o.gradient_clip_val = c.clip;
@@ -147,6 +151,31 @@ TEST(TrainerStrategyTest, TheSameModuleEndsWithTheSameWeightsUnderEveryStrategy)
   EXPECT_LE(MaxDiff(zero2, ddp), 1e-6) << "level 2's clipping norm is a sum of per-rank parts";
   EXPECT_LE(MaxDiff(fsdp, ddp), 1e-6) << "level 3 clips as level 2 does";
   EXPECT_GT(MaxDiff(ddp, InitialWeights()), 0.01) << "training moved the weights";
+}
+
+// fsdp with bf16 parameters under bf16-mixed against fsdp with fp32 ones. This module's Linears take 2-D input, so
+// autocast casts weights and biases alike and each micro-batch's forward and gradients are the same bits either way
+// (checkpoints gather the fp32 masters in between); the runs differ only because the 2 accumulated micro-batches'
+// gradients are summed in bf16 (as FSDP's no_sync does with bf16 parameters). The module ends with fp32 weights.
+TEST(TrainerStrategyTest, FsdpMixedPrecisionEndsCloseToFullPrecisionWithFloatWeights) {
+  testing::TempDir dir;
+  FitCase c;
+  c.strategy = Strategy::kFsdp;
+  c.precision = Precision::kBf16Mixed;
+  c.dir = dir.Join("fp32");
+  const std::vector<at::Tensor> full = FitOnRanks(c);
+  c.param_dtype = at::kBFloat16;
+  c.dir = dir.Join("bf16");
+  const std::vector<at::Tensor> mixed = FitOnRanks(c);
+  const std::vector<at::Tensor> init = InitialWeights();
+  double apart = 0, moved = 0;
+  for (std::size_t i = 0; i < init.size(); ++i) {
+    EXPECT_EQ(mixed[i].scalar_type(), at::kFloat) << i;
+    apart += (mixed[i] - full[i]).pow(2).sum().item<double>();
+    moved += (full[i] - init[i]).pow(2).sum().item<double>();
+  }
+  EXPECT_GT(apart, 0.0);
+  EXPECT_LT(std::sqrt(apart / moved), 0.25);
 }
 
 TEST(TrainerStrategyTest, EachStrategyResumesTheOthersCheckpoints) {

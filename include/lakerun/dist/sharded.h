@@ -141,6 +141,13 @@ struct ShardedOptions {
   int max_resident_units = 3;
   /// Level 3: gathering a unit starts gathering the one the previous iteration used next.
   bool prefetch = true;
+  /// Level 3 mixed precision (FSDP's MixedPrecision(param_dtype), e.g. at::kBFloat16): units are gathered in this
+  /// dtype and the module's parameters hold it while wrapped, so gathered units take half the bytes and forward and
+  /// backward compute in it (run forward under autocast, as the Trainer's bf16-mixed does, or feed inputs of this
+  /// dtype). Gradients are reduced in the parameters' own dtype into this rank's chunks, which stay in that dtype:
+  /// the optimizers step the full-precision master copy, and GatherFullParameters() gives its values, in its dtype.
+  /// Unset: the parameters' own dtype throughout.
+  std::optional<at::ScalarType> param_dtype{};
 };
 
 /// What one rank holds, in bytes (for inspection, tests and benchmarks).

@@ -7,7 +7,10 @@
 // The same Module and DataModule run under each; checkpoints interchange between them (docs/trainer.md, "Strategies").
 #pragma once
 
+#include <c10/core/ScalarType.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +39,10 @@ struct FsdpOptions {
   int64_t unit_min_params = 100'000;
   /// Instead, exactly these submodules (as named_modules() names them, e.g. "blocks.0") are units.
   std::vector<std::string> unit_modules{};
+  /// Mixed precision (FSDP's MixedPrecision(param_dtype)): units gathered and computed in this dtype (with
+  /// precision bf16-mixed, at::kBFloat16), gradients reduced and the optimizers stepped in the parameters' own
+  /// (dist::ShardedOptions::param_dtype). Unset: the parameters' own dtype throughout.
+  std::optional<c10::ScalarType> param_dtype{};
 };
 
 }  // namespace lakerun::train
