@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # scripts/test_zero_cuda.sh [BUILD_DIR] — build lakerun against an installed CUDA PyTorch (scripts/test_cuda.sh does
 # the build, with the same variables: PYTHON, LAKERUN_DEPS_PREFIX, CUDA_HOME) and run the sharded data parallel
-# (ZeRO levels 1 and 2) tests on this machine, then bench_dist_sharded.
+# (ZeRO levels 1 to 3) tests on this machine, then bench_dist_sharded.
 #
 # One GPU holds one NCCL rank, so the GPU part is a one-rank NCCL group: ShardedNcclTest runs every NCCL call that
-# sharding makes (_reduce_scatter_base, _allgather_base) on CUDA tensors and trains a CUDA model under both levels
-# against a plain loop. The multi-rank tests (2 and 3 ranks, equivalence with DDP, checkpoints, the Trainer's
+# sharding makes (_reduce_scatter_base, _allgather_base) on CUDA tensors, trains a CUDA model under every level
+# against a plain loop, and trains a transformer-style model under level 3 with bf16 units and autocast, printing its
+# peak GPU memory against the unwrapped model's. The multi-rank tests (2 and 3 ranks, equivalence with DDP, checkpoints, the Trainer's
 # strategies) run as threads over Gloo on the CPU, as the other multi-rank tests do there; they now run against the
 # CUDA PyTorch's libtorch and its CPU kernels.
 #
@@ -22,7 +23,8 @@ log() { echo "[test_zero_cuda] $*" >&2; }
 # test_cuda.sh expands CTEST_ARGS unquoted).
 TESTS='^(ShardLayoutTest|Worlds/ShardCollectivesTest|OptimizerStateTest|ShardedDataParallelTest'
 TESTS+='|Transports/ShardedTransportTest|Cases/ShardedEquivalenceTest|ShardedCheckpointTest'
-TESTS+='|Optimizers/ShardedCheckpointTest|ShardedNcclTest'
+TESTS+='|Optimizers/ShardedCheckpointTest|ShardedNcclTest|LevelThreeTest|WrapPolicyTest|Worlds/LevelsOnATransformerTest'
+TESTS+='|Optimizers/ShardedReshardTest|ShardedReshardLevel3Test|ShardedCheckpointFilesTest|ShardedCheckpointRefusalTest'
 TESTS+='|StrategyTest|TrainerStrategyTest|DdpTest|WorldsAndBuckets/DdpEquivalenceTest|NcclBackendTest)\.'
 
 rc=0

@@ -43,6 +43,8 @@ class ShardedDataParallel::Impl {
   void Step();
   std::vector<at::Tensor> BoundGradients();
   void RefreshChunks();
+  void PushOffloadedValues();
+  void PullOffloadedGradients();
   ShardedMemory Memory() const;
   ShardedState CheckpointState() { return {ctx, options.stage, params, names, pieces, optimizers}; }
   void ApplyCheckpoint(LoadedShards loaded);
@@ -55,6 +57,8 @@ class ShardedDataParallel::Impl {
   std::vector<ShardedBucket> buckets;
   std::vector<at::Tensor> chunk_values;  // per bucket: this rank's chunk of the parameters
   std::vector<at::Tensor> chunk_grads;   // level 2, per bucket: this rank's chunk of the averaged gradients
+  std::vector<at::Tensor> host_values, host_grads;  // offload_optimizer_state: CPU copies the optimizers step
+  uint64_t pulled_generation = 0;        // the gradients' generation host_grads holds
   std::vector<OwnedPiece> pieces;
   std::vector<ShardedOptimizer> optimizers;
   std::unique_ptr<DistributedDataParallel> ddp;  // level 1's gradients
@@ -79,6 +83,8 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
                    "ShardedDataParallel: param_dtype (mixed precision) needs level 3 (ZeroStage::kParameters) and a "
                    "floating dtype, got ", options.param_dtype.has_value() ? c10::toString(*options.param_dtype) : "",
                    " at level ", static_cast<int>(options.stage));
+  LAKERUN_CHECK_AS(ConfigError, !options.offload_optimizer_state || options.stage != ZeroStage::kOptimizerState,
+                   "ShardedDataParallel: offload_optimizer_state needs level 2 or 3 (sharded gradients to copy)");
   for (const auto& item : module->named_parameters(/*recurse=*/true)) {
     if (!item.value().requires_grad()) continue;
     LAKERUN_CHECK(item.value().layout() == at::kStrided, "ShardedDataParallel: parameter '", item.key(),
@@ -104,8 +110,14 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
     if (options.stage != ZeroStage::kOptimizerState) {
       chunk_grads.push_back(at::zeros({buckets[b].chunk_numel}, like));
     }
+    if (options.offload_optimizer_state) {
+      const at::TensorOptions host = like.device(at::kCPU).pinned_memory(like.device().is_cuda());
+      host_values.push_back(at::zeros({buckets[b].chunk_numel}, host));
+      host_grads.push_back(at::zeros({buckets[b].chunk_numel}, host));
+    }
+    const at::Tensor& stepped = options.offload_optimizer_state ? host_values[b] : chunk_values[b];
     for (const ShardPiece& where : buckets[b].pieces) {
-      pieces.push_back({where, b, chunk_values[b].narrow(0, where.chunk_offset, where.numel)});
+      pieces.push_back({where, b, stepped.narrow(0, where.chunk_offset, where.numel)});
     }
   }
   RefreshChunks();
@@ -167,16 +179,33 @@ void ShardedDataParallel::Impl::RefreshChunks() {
   for (OwnedPiece& piece : pieces) {
     piece.value.copy_(params[piece.where.param].reshape({-1}).narrow(0, piece.where.param_offset, piece.where.numel));
   }
+  PushOffloadedValues();
 }
 
 // Each piece's .grad: level 1, a view of its parameter's averaged .grad; level 2, a view of the bucket's gradient
 // chunk. Undefined before any gradient exists, so optimizers skip it as they skip a parameter without .grad.
+// offload_optimizer_state: the stepped chunks (on the CPU) to the chunks the all-gathers read (on the parameters'
+// device).
+void ShardedDataParallel::Impl::PushOffloadedValues() {
+  for (std::size_t b = 0; b < host_values.size(); ++b) chunk_values[b].copy_(host_values[b]);
+}
+
+// offload_optimizer_state: the gradient chunks of a synchronized backward not copied yet, to the CPU (once: clipping
+// scales the CPU copies, which the step then reads).
+void ShardedDataParallel::Impl::PullOffloadedGradients() {
+  if (host_grads.empty() || gradients->generation() == pulled_generation) return;
+  for (std::size_t b = 0; b < host_grads.size(); ++b) host_grads[b].copy_(chunk_grads[b]);
+  pulled_generation = gradients->generation();
+}
+
 void ShardedDataParallel::Impl::BindGradients() {
+  PullOffloadedGradients();
+  const std::vector<at::Tensor>& grads_of = host_grads.empty() ? chunk_grads : host_grads;
   for (OwnedPiece& piece : pieces) {
     at::Tensor grad;
     if (gradients) {
       if (gradients->has_gradients()) {
-        grad = chunk_grads[piece.bucket].narrow(0, piece.where.chunk_offset, piece.where.numel);
+        grad = grads_of[piece.bucket].narrow(0, piece.where.chunk_offset, piece.where.numel);
       }
     } else if (const at::Tensor& full = params[piece.where.param].grad(); full.defined()) {
       grad = full.reshape({-1}).narrow(0, piece.where.param_offset, piece.where.numel);
@@ -234,6 +263,7 @@ void ShardedDataParallel::Impl::Step() {
   }
   BindGradients();
   for (ShardedOptimizer& opt : optimizers) opt.Step();
+  PushOffloadedValues();
   if (!parameters) GatherParameters();
 }
 
@@ -246,6 +276,7 @@ void ShardedDataParallel::Impl::ApplyCheckpoint(LoadedShards loaded) {
   if (parameters) parameters->ReleaseAll();
   ShardedState state = CheckpointState();
   ApplyShards(std::move(loaded), state);
+  PushOffloadedValues();
   if (!parameters) {
     GatherParameters();
   } else if (regather) {
@@ -258,6 +289,8 @@ ShardedMemory ShardedDataParallel::Impl::Memory() const {
   for (const ShardedOptimizer& opt : optimizers) m.optimizer_state_bytes += opt.StateBytes();
   for (const at::Tensor& t : chunk_values) m.chunk_bytes += static_cast<int64_t>(t.nbytes());
   m.transport_bytes = transport->buffer_bytes();
+  for (const at::Tensor& t : host_values) m.offloaded_chunk_bytes += static_cast<int64_t>(t.nbytes());
+  for (const at::Tensor& t : host_grads) m.offloaded_chunk_bytes += static_cast<int64_t>(t.nbytes());
   if (parameters) {
     m.resident_parameter_bytes = parameters->resident_bytes();
     m.peak_resident_parameter_bytes = parameters->peak_resident_bytes();

@@ -122,6 +122,7 @@ void ShardedGradients::Finalize() {
     if (ctx_.world_size() > 1) chunks_[b].div_(ctx_.world_size());
   }
   has_gradients_ = true;
+  ++generation_;
   last_stats_ = step_stats_;
   Reset();
   lock.unlock();

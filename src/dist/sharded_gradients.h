@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,8 @@ class ShardedGradients {
   void Finalize();
   /// Whether some synchronized backward has written the chunks.
   bool has_gradients() const { return has_gradients_; }
+  /// How many synchronized backwards have written the chunks.
+  uint64_t generation() const { return generation_; }
   ShardedStepStats Stats() const;
 
   std::atomic<bool> sync_enabled{true};
@@ -74,6 +77,7 @@ class ShardedGradients {
   std::unique_ptr<GradAccumulatorHooks> hooks_;
   std::size_t next_launch_ = 0;
   bool has_gradients_ = false;
+  uint64_t generation_ = 0;
   ShardedStepStats step_stats_, last_stats_;
   mutable std::mutex mu_;  // hooks may run on autograd device threads
 };

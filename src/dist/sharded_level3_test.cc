@@ -22,7 +22,19 @@ namespace {
 using testing::Parallel;
 using testing::RunRanks;
 using testing::TinyTransformer;
+using testing::TrainOnRanks;
 using testing::TrainModel;
+
+std::shared_ptr<torch::optim::Adam> AdamFor(torch::nn::Module& net) {
+  return std::make_shared<torch::optim::Adam>(net.parameters(), torch::optim::AdamOptions(1e-3));
+}
+
+ShardedOptions LevelThree(int64_t unit_min_params) {
+  ShardedOptions options;
+  options.stage = ZeroStage::kParameters;
+  options.unit_min_params = unit_min_params;
+  return options;
+}
 
 // Ranks are threads here: seeding and drawing the initial weights must not interleave with another rank's.
 std::shared_ptr<TinyTransformer> MakeTransformer() {
@@ -79,10 +91,8 @@ TEST(LevelThreeTest, UnitsHoldBytesOnlyWhileInUseAndPrefetchOverlapsTheNext) {
   std::mutex mu;
   RunRanks(2, [&](Context& ctx) {
     auto net = MakeTransformer();
-    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
-    ShardedOptions options;
-    options.stage = ZeroStage::kParameters;
-    options.unit_min_params = 1000;
+    auto adam = AdamFor(*net);
+    ShardedOptions options = LevelThree(1000);
     options.max_resident_units = 3;
     ShardedDataParallel sdp(ctx, net, {adam}, options);
     EXPECT_EQ(sdp.Memory().resident_parameter_bytes, 0);
@@ -130,10 +140,8 @@ TEST(LevelThreeTest, PrefetchAndResidencyDoNotChangeTheResult) {
 TEST(LevelThreeTest, FullParametersAreReadableAndWriteBackIntoTheShards) {
   RunRanks(2, [&](Context& ctx) {
     auto net = MakeTransformer();
-    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
-    ShardedOptions options;
-    options.stage = ZeroStage::kParameters;
-    options.unit_min_params = 5000;
+    auto adam = AdamFor(*net);
+    ShardedOptions options = LevelThree(5000);
     ShardedDataParallel sdp(ctx, net, {adam}, options);
     {
       auto full = sdp.GatherFullParameters(/*writeback=*/true);
@@ -159,10 +167,8 @@ TEST(LevelThreeTest, RanksWithDifferentUnitsFailTogetherNamingBoth) {
   std::vector<std::string> errors;
   RunRanks(2, [&](Context& ctx) {
     auto net = MakeTransformer();
-    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
-    ShardedOptions options;
-    options.stage = ZeroStage::kParameters;
-    options.unit_min_params = ctx.rank() == 0 ? 5000 : 1000;
+    auto adam = AdamFor(*net);
+    ShardedOptions options = LevelThree(ctx.rank() == 0 ? 5000 : 1000);
     try {
       ShardedDataParallel sdp(ctx, net, {adam}, options);
     } catch (const DistError& e) {
@@ -185,10 +191,8 @@ TEST(LevelThreeTest, AFailedGatherReadsNaNAndBackwardRaisesTheError) {
   bool nan = false;
   RunRanks(2, [&](Context& ctx) {
     auto net = MakeTransformer();
-    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
-    ShardedOptions options;
-    options.stage = ZeroStage::kParameters;
-    options.unit_min_params = 5000;
+    auto adam = AdamFor(*net);
+    ShardedOptions options = LevelThree(5000);
     ShardedDataParallel sdp(ctx, net, {adam}, options);
     if (ctx.rank() == 1) return;
     at::Tensor loss = testing::TransformerLoss(*net, 0, 0);
@@ -208,6 +212,56 @@ TEST(LevelThreeTest, AFailedGatherReadsNaNAndBackwardRaisesTheError) {
   EXPECT_TRUE(nan);
   EXPECT_THAT(backward_error, ::testing::HasSubstr("waiting for rank(s) 1"));
   EXPECT_EQ(step_error, backward_error);
+}
+
+// offload_optimizer_state keeps the optimizer state and the stepped chunks on the CPU and copies gradients there and
+// values back: with CPU parameters the same bits, with clipping and accumulation, from a DDP checkpoint too (its
+// state is split onto the CPU pieces), and every rank's state is where the offload puts it.
+TEST(OffloadTest, OffloadedLevelsTwoAndThreeGiveTheSameBits) {
+  testing::TrainCase c;
+  c.accumulate = 2;
+  c.clip_norm = 0.05;
+  c.first_cap = 64;
+  c.cap = 256;
+  std::string ckpt;
+  testing::Phase head;
+  head.end_step = 3;
+  head.save = &ckpt;
+  testing::TrainOnRanks(c, Parallel::kDdp, head);
+  testing::Phase tail;
+  tail.first_step = 3;
+  tail.load = &ckpt;
+  for (Parallel level : {Parallel::kZero2, Parallel::kZero3}) {
+    for (const testing::Phase& phase : {testing::Phase{}, tail}) {
+      c.offload = false;
+      const auto plain = TrainOnRanks(c, level, phase);
+      c.offload = true;
+      const auto offloaded = TrainOnRanks(c, level, phase);
+      for (int r = 0; r < c.world; ++r) {
+        for (std::size_t i = 0; i < plain[r].params.size(); ++i) {
+          EXPECT_TRUE(at::equal(offloaded[r].params[i], plain[r].params[i]))
+              << Name(level) << (phase.load ? " resumed" : "") << " rank " << r << " parameter " << i;
+        }
+        EXPECT_EQ(offloaded[r].state_bytes, plain[r].state_bytes);
+      }
+    }
+  }
+}
+
+TEST(OffloadTest, LevelOneRefusesIt) {
+  RunRanks(1, [&](Context& ctx) {
+    auto net = MakeTransformer();
+    auto adam = AdamFor(*net);
+    ShardedOptions options;
+    options.stage = ZeroStage::kOptimizerState;
+    options.offload_optimizer_state = true;
+    EXPECT_THROW_WITH(ShardedDataParallel(ctx, net, {adam}, options), ConfigError,
+                      "offload_optimizer_state needs level 2 or 3");
+    options.stage = ZeroStage::kParameters;
+    ShardedDataParallel sdp(ctx, net, {adam}, options);
+    const ShardedMemory m = sdp.Memory();
+    EXPECT_EQ(m.offloaded_chunk_bytes, 2 * m.chunk_bytes);  // values and gradients
+  });
 }
 
 // CPU autocast to bfloat16 for one forward, as the Trainer's bf16-mixed runs it.
@@ -235,10 +289,8 @@ MixedRun TrainUnderAutocast(std::optional<at::ScalarType> param_dtype, bool shar
   std::mutex mu;
   RunRanks(2, [&](Context& ctx) {
     auto net = MakeTransformer();
-    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
-    ShardedOptions options;
-    options.stage = ZeroStage::kParameters;
-    options.unit_min_params = 1000;
+    auto adam = AdamFor(*net);
+    ShardedOptions options = LevelThree(1000);
     options.param_dtype = param_dtype;
     options.shared_memory = shared_memory;
     ShardedDataParallel sdp(ctx, net, {adam}, options);
@@ -307,7 +359,7 @@ TEST(LevelThreeTest, MixedPrecisionGathersBf16AndStepsAFloatMaster) {
 TEST(LevelThreeTest, MixedPrecisionNeedsLevelThree) {
   RunRanks(1, [&](Context& ctx) {
     auto net = MakeTransformer();
-    auto adam = std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3));
+    auto adam = AdamFor(*net);
     ShardedOptions options;
     options.stage = ZeroStage::kGradients;
     options.param_dtype = at::kBFloat16;

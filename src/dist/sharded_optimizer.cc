@@ -85,7 +85,11 @@ void ShardedOptimizer::TakeUserState(const std::vector<at::Tensor>& params, cons
       LAKERUN_CHECK_AS(CorruptDataError, t.numel() == param.numel(), "ShardedDataParallel: the ", ToString(kind_),
                        " state '", name, "' of a parameter of shape ", param.sizes(), " has ", t.numel(),
                        " elements");
-      mine.tensors.emplace_back(name, t.reshape({-1}).narrow(0, where.param_offset, where.numel).clone());
+      // On the piece's device: the CPU under offload_optimizer_state.
+      mine.tensors.emplace_back(name, t.reshape({-1})
+                                          .narrow(0, where.param_offset, where.numel)
+                                          .to(pieces[members_[k]].value.device(), /*non_blocking=*/false,
+                                              /*copy=*/true));
     }
     SetMemberState(k, mine);
   }

@@ -141,6 +141,7 @@ struct TrainCase {
   bool shared_memory = true;  ///< ShardedOptions::shared_memory (DDP, the reference, always uses it)
   int64_t unit_min_params = 50;  ///< level 3: fc1 (70) and fc2 (77) are units, fc3 (24) is in the root unit
   bool prefetch = true;
+  bool offload = false;  ///< ShardedOptions::offload_optimizer_state
 };
 
 /// `world` ranks training with `opt`, 2 micro-batches a step, buckets of 64 and 256 bytes (chunks that cut through
@@ -229,6 +230,7 @@ inline TrainResult Train(Context& ctx, const TrainCase& c, Parallel parallel, co
     o.stage = StageOf(parallel);
     o.unit_min_params = c.unit_min_params;
     o.prefetch = c.prefetch;
+    o.offload_optimizer_state = c.offload;
     o.first_bucket_cap_bytes = c.first_cap;
     o.bucket_cap_bytes = c.cap;
     o.shared_memory = c.shared_memory;

@@ -24,7 +24,10 @@ DataParallel::DataParallel(Strategy strategy, const FsdpOptions& fsdp, dist::Con
                                                  : dist::ZeroStage::kParameters;
   options.unit_min_params = fsdp.unit_min_params;
   options.unit_modules = fsdp.unit_modules;
-  if (strategy == Strategy::kFsdp) options.param_dtype = fsdp.param_dtype;
+  if (strategy == Strategy::kFsdp) {
+    options.param_dtype = fsdp.param_dtype;
+    options.offload_optimizer_state = fsdp.cpu_offload;
+  }
   sharded_ = std::make_unique<dist::ShardedDataParallel>(ctx, Alias(module), optimizers, options);
 }
 

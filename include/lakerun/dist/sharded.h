@@ -148,6 +148,11 @@ struct ShardedOptions {
   /// the optimizers step the full-precision master copy, and GatherFullParameters() gives its values, in its dtype.
   /// Unset: the parameters' own dtype throughout.
   std::optional<at::ScalarType> param_dtype{};
+  /// Levels 2 and 3: keep the optimizer state, and the copy of this rank's chunks it steps, in CPU memory (pinned
+  /// when the parameters are on a GPU), as FSDP's CPUOffload / DeepSpeed's offload_optimizer: after backward the
+  /// gradient chunks are copied to the CPU, the optimizers step there, and the stepped chunks are copied back to the
+  /// parameters' device. With CPU parameters it changes nothing but adds the copies.
+  bool offload_optimizer_state = false;
 };
 
 /// What one rank holds, in bytes (for inspection, tests and benchmarks).
@@ -158,6 +163,9 @@ struct ShardedMemory {
   int64_t gradient_bytes = 0;
   /// This rank's copy of its chunks' values.
   int64_t chunk_bytes = 0;
+  /// offload_optimizer_state: CPU copies of this rank's chunks and of their gradients (the optimizer state, also on
+  /// the CPU then, is optimizer_state_bytes).
+  int64_t offloaded_chunk_bytes = 0;
   /// Buffers the reduce-scatter and all-gather keep between steps (this rank's shared-memory slots; level 1's
   /// all-reduce buffers are DDP's and not counted).
   int64_t transport_bytes = 0;

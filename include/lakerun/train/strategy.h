@@ -43,6 +43,9 @@ struct FsdpOptions {
   /// precision bf16-mixed, at::kBFloat16), gradients reduced and the optimizers stepped in the parameters' own
   /// (dist::ShardedOptions::param_dtype). Unset: the parameters' own dtype throughout.
   std::optional<c10::ScalarType> param_dtype{};
+  /// Keep the optimizer state in CPU memory and step it there (Lightning's FSDPStrategy(cpu_offload=True);
+  /// dist::ShardedOptions::offload_optimizer_state).
+  bool cpu_offload = false;
 };
 
 }  // namespace lakerun::train
