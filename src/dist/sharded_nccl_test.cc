@@ -187,7 +187,8 @@ TEST(ShardedNcclTest, LevelThreeTrainsATransformerInBf16OnCuda) {
       (step == 0 ? first : last) = loss.item<double>();
     }
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
-    const int64_t peak = stats.allocated_bytes[static_cast<std::size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)].peak;
+    // Index 0 is StatType::AGGREGATE (the enum moved to c10::CachingDeviceAllocator in libtorch 2.x).
+    const int64_t peak = stats.allocated_bytes[0].peak;
     return std::make_tuple(first, last, peak);
   };
   const auto [plain_first, plain_last, plain_peak] = run(false);
