@@ -58,15 +58,20 @@
 //   the units in use.
 // - Gather on use. Libtorch's modules have no forward hooks; instead, every tensor operation that reads a parameter
 //   of a freed unit, in forward or in backward, first all-gathers the unit (src/dist/param_touch.h). So any forward
-//   works unchanged, a parameter used by several modules (tied weights) included. Reads that bypass operations
-//   (data_ptr() in user code, or saving the module) see an empty unit: save or load the module inside
-//   GatherFullParameters().
-// - Free after use. A unit is freed once its gradients are reduce-scattered in backward, and when more than
-//   max_resident_units would hold bytes (the one the previous iteration read last, else the least recently read).
-//   The previous iteration's order of reads also drives prefetch: reading one unit starts gathering the next.
+//   works unchanged, a parameter used by several modules (tied weights) included. Operations that read only shapes
+//   (views, *_like) do not gather. A freed unit keeps its size with a null data pointer, so reads that bypass
+//   operations (data_ptr() in user code, or saving the module) fail with libtorch's "data is not allocated" error:
+//   save or load the module inside GatherFullParameters().
+// - Free after use. A unit is freed once all its gradients have arrived in backward (its reduce-scatter then
+//   starts), and when more than max_resident_units would hold bytes (the one the previous iteration read last, else
+//   the least recently read). The previous iteration's order of reads also drives prefetch: reading one unit starts
+//   gathering the next.
 // - Every rank must run the same operations on the same units in the same order (gathers are collectives), as with
-//   FSDP; ranks that built different units fail at construction with a DistError naming both.
+//   FSDP; ranks that built different units fail at construction with a DistError naming both. A gather that fails
+//   cannot fail the operation that needed it (libtorch drops observers' exceptions): the unit reads NaN, and the
+//   next backward, Step() or GatherFullParameters() raises the error.
 // - Step() steps the chunks and frees every unit; the next forward gathers the new values.
+// - param_dtype (mixed precision) and offload_optimizer_state: see ShardedOptions.
 //
 // Sharded checkpoints (src/dist/sharded_checkpoint.h; the format in src/dist/checkpoint_index.h and shard_file.h):
 // - SaveShardedCheckpoint(dir) (collective): every rank writes, in parallel, dir/shard-<rank>-of-<world>.bin with
