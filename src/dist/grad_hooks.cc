@@ -87,15 +87,17 @@ void BroadcastModuleState(Context& ctx, torch::nn::Module& module) {
   // Tensors of one dtype and device travel together, concatenated into messages of at most kMessageBytes (a tensor
   // larger than that alone): few messages, and a transient copy of 16 MB rather than of the whole model.
   constexpr int64_t kMessageBytes = 16 << 20;
-  std::map<std::string, std::vector<std::vector<at::Tensor>>> groups;
-  auto add = [&](const at::Tensor& t) {
-    auto& messages = groups[FlatBufferKey(t)];
+  struct Message {
+    std::vector<at::Tensor> tensors;
     int64_t bytes = 0;
-    if (!messages.empty()) {
-      for (const at::Tensor& m : messages.back()) bytes += static_cast<int64_t>(m.nbytes());
-    }
-    if (messages.empty() || bytes + static_cast<int64_t>(t.nbytes()) > kMessageBytes) messages.emplace_back();
-    messages.back().push_back(t);
+  };
+  std::map<std::string, std::vector<Message>> groups;
+  auto add = [&](const at::Tensor& t) {
+    std::vector<Message>& messages = groups[FlatBufferKey(t)];
+    const auto bytes = static_cast<int64_t>(t.nbytes());
+    if (messages.empty() || messages.back().bytes + bytes > kMessageBytes) messages.emplace_back();
+    messages.back().tensors.push_back(t);
+    messages.back().bytes += bytes;
   };
   for (const at::Tensor& t : module.parameters(true)) add(t);
   for (const at::Tensor& t : module.buffers(true)) {
@@ -103,7 +105,8 @@ void BroadcastModuleState(Context& ctx, torch::nn::Module& module) {
   }
   at::NoGradGuard no_grad;
   for (auto& [key, messages] : groups) {
-    for (std::vector<at::Tensor>& tensors : messages) {
+    for (Message& message : messages) {
+      std::vector<at::Tensor>& tensors = message.tensors;
       std::vector<at::Tensor> flat_parts;
       for (const at::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
       at::Tensor flat = at::cat(flat_parts);

@@ -121,6 +121,7 @@ ShardedDataParallel::Impl::Impl(Context& context, std::shared_ptr<torch::nn::Mod
     }
   }
   RefreshChunks();
+  PushOffloadedValues();  // level 3 gathers from the chunks
   std::unordered_set<const c10::TensorImpl*> stepped;
   for (std::size_t o = 0; o < user_optimizers.size(); ++o) {
     LAKERUN_CHECK(user_optimizers[o] != nullptr, "ShardedDataParallel: optimizer ", o, " is null");
@@ -179,7 +180,6 @@ void ShardedDataParallel::Impl::RefreshChunks() {
   for (OwnedPiece& piece : pieces) {
     piece.value.copy_(params[piece.where.param].reshape({-1}).narrow(0, piece.where.param_offset, piece.where.numel));
   }
-  PushOffloadedValues();
 }
 
 // Each piece's .grad: level 1, a view of its parameter's averaged .grad; level 2, a view of the bucket's gradient
@@ -399,6 +399,7 @@ ShardedDataParallel::FullParameters::~FullParameters() {
   if (writeback_) {
     at::NoGradGuard no_grad;
     sdp_->impl_->RefreshChunks();
+    sdp_->impl_->PushOffloadedValues();
   }
   sdp_->impl_->parameters->ReleaseAll();
 }

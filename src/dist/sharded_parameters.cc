@@ -17,10 +17,8 @@ namespace {
 // Long enough for any real model's iteration; a longer one (evaluation without steps) stops recording.
 constexpr std::size_t kMaxSequence = 1 << 20;
 
-void SetBytes(c10::StorageImpl* storage, at::DataPtr data, int64_t bytes) {
-  storage->set_data_ptr_noswap(std::move(data));
-  storage->set_nbytes(static_cast<size_t>(bytes));
-}
+// A unit's storage keeps its size for good; only its data comes and goes (null: freed).
+void SetData(c10::StorageImpl* storage, at::DataPtr data) { storage->set_data_ptr_noswap(std::move(data)); }
 
 bool Contains(const std::vector<std::size_t>& v, std::size_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
@@ -53,7 +51,7 @@ ShardedParameters::ShardedParameters(Context& ctx, std::vector<at::Tensor> param
     }
     unit.storage = unit.flat.storage().unsafeGetStorageImpl();
     unit.bytes = static_cast<int64_t>(unit.flat.nbytes());
-    SetBytes(unit.storage, at::DataPtr(nullptr, unit.flat.device()), unit.bytes);  // freed: the chunk holds them
+    SetData(unit.storage, at::DataPtr(nullptr, unit.flat.device()));  // freed: the chunk holds the values
     watched.emplace_back(unit.storage, b);
     units_.push_back(std::move(unit));
     SeatParameters(b, units_.back().flat);  // the same parameter objects, now inside the unit's buffer
@@ -182,7 +180,7 @@ void ShardedParameters::Install(std::size_t b) {
   filled->set_nbytes(0);
   u.incoming = at::Tensor();
   u.outgoing = at::Tensor();
-  SetBytes(u.storage, std::move(data), u.bytes);
+  SetData(u.storage, std::move(data));
 }
 
 void ShardedParameters::Free(std::size_t b) {
@@ -193,7 +191,7 @@ void ShardedParameters::Free(std::size_t b) {
     u.incoming = at::Tensor();
     u.outgoing = at::Tensor();
   }
-  SetBytes(u.storage, at::DataPtr(nullptr, u.flat.device()), u.bytes);
+  SetData(u.storage, at::DataPtr(nullptr, u.flat.device()));
   u.resident = false;
   u.prefetched = false;
   resident_bytes_ -= u.bytes;
@@ -207,8 +205,7 @@ void ShardedParameters::FillFailed(const std::vector<std::size_t>& units) {
     u.incoming = at::Tensor();
     u.op = PendingShardOp();  // drops a transfer in flight, waiting for it within the context's timeout
     at::Tensor nan = at::full({u.flat.numel()}, std::numeric_limits<double>::quiet_NaN(), u.flat.options());
-    SetBytes(u.storage, nan.storage().unsafeGetStorageImpl()->set_data_ptr(at::DataPtr(nullptr, u.flat.device())),
-             u.bytes);
+    SetData(u.storage, nan.storage().unsafeGetStorageImpl()->set_data_ptr(at::DataPtr(nullptr, u.flat.device())));
     if (!u.resident) resident_bytes_ += u.bytes;
     u.resident = true;
   }
