@@ -54,8 +54,10 @@ class Loader(_lakerun._Loader):
     replays that epoch, so call ``set_epoch(e)`` before each epoch for a new order (as with a DistributedSampler).
 
     Args:
-        table: a Delta table, a folder of Parquet files or one Parquet file (a path or URI), or a ``lakerun.Table``
-            (its path and version are read).
+        table: a Delta table, a folder of Parquet files or one Parquet file (a path or URI), or a ``lakerun.Table``.
+            A path is opened by this loader (at ``version`` / ``timestamp``). A ``Table`` was opened once, at its
+            version, and loaders over it share what it opened: the same snapshot, and decode memory that an earlier
+            loader already faulted in, so a new loader's first epoch runs as fast as the next epochs' decoding.
         columns: columns to read, in this order; None reads every column. Binary and string columns must be
             named in ``raw_bytes`` or ``images``.
         batch_size: samples per batch.
@@ -70,7 +72,8 @@ class Loader(_lakerun._Loader):
         shuffle_block_size, shuffle_window_blocks: the block/window shuffle's sizes; None keeps lakerun's
             defaults (1024 and 8).
         version, timestamp: a Delta table's version, or the newest version committed at or before ``timestamp``
-            (ms since 1970); the latest when both are None.
+            (ms since 1970); the latest when both are None. With a ``Table``, its own version (another one is an
+            InvalidArgument).
         raw_bytes: binary or string columns handed over undecoded: ``batch[c]`` is uint8 [total bytes of the
             batch] and ``batch[c + ".offsets"]`` int64 [B + 1] (sample i is ``batch[c][offsets[i]:offsets[i+1]]``);
             a column of fixed-size values (Fashion-MNIST's 784-byte images) is ``batch[c].view(B, -1)``.
@@ -98,13 +101,9 @@ class Loader(_lakerun._Loader):
                  version: Optional[int] = None, timestamp: Optional[int] = None,
                  raw_bytes: Optional[Sequence[str]] = None, images: Optional[Dict[str, Dict[str, Any]]] = None,
                  nulls: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
-        if isinstance(table, Table):
-            if version is None and timestamp is None:
-                version = table.version
-            table = table.path
         if rank is None and world_size is None:
             rank, world_size = _distributed_place()
-        super().__init__(str(table), None if columns is None else list(columns), batch_size, shuffle, seed,
+        super().__init__(table, None if columns is None else list(columns), batch_size, shuffle, seed,
                          filter, rank, world_size, drop_last, num_threads, shuffle_block_size,
                          shuffle_window_blocks, version, timestamp, None if raw_bytes is None else list(raw_bytes),
                          None if images is None else {c: dict(s) for c, s in images.items()},

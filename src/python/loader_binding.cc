@@ -9,8 +9,10 @@
 #include <mutex>
 #include <utility>
 
+#include "lakerun/base/error.h"
 #include "lakerun/data/loader.h"
 #include "python/bindings.h"
+#include "python/table.h"
 
 namespace lakerun::python {
 namespace {
@@ -58,6 +60,13 @@ class Loader {
     py::gil_scoped_release release;
     t.rank = a.rank.value_or(-1);
     loader_ = std::make_unique<data::Loader>(data::OpenTable(table, t), std::move(o));
+  }
+
+  // Over a table opened once: its source for this projection (see Table::SourceFor), at its version.
+  Loader(Table& table, const LoaderArgs& a) {
+    data::LoaderOptions o = MakeLoaderOptions(a);
+    py::gil_scoped_release release;
+    loader_ = std::make_unique<data::Loader>(table.SourceFor(a.columns, a.filter), std::move(o));
   }
 
   // Iterating continues the current epoch from its position (a fresh or restored loader: from the state's
@@ -118,7 +127,7 @@ class Loader {
 
 void RegisterLoader(py::module_& m) {
   py::class_<Loader>(m, "_Loader", "The C++ loader under lakerun.Loader (which documents the arguments).")
-      .def(py::init([](const std::string& table, std::optional<std::vector<std::string>> columns, int64_t batch_size,
+      .def(py::init([](const py::object& table, std::optional<std::vector<std::string>> columns, int64_t batch_size,
                        bool shuffle, uint64_t seed, std::optional<std::string> filter, std::optional<int64_t> rank,
                        std::optional<int64_t> world_size, bool drop_last, size_t num_threads,
                        std::optional<uint64_t> shuffle_block_size, std::optional<uint64_t> shuffle_window_blocks,
@@ -143,7 +152,16 @@ void RegisterLoader(py::module_& m) {
              if (raw_bytes) a.raw_bytes = std::move(*raw_bytes);
              if (images) a.images = std::move(*images);
              if (nulls) a.nulls = std::move(*nulls);
-             return std::make_unique<Loader>(table, a);
+             if (py::isinstance<Table>(table)) {
+               auto& opened = table.cast<Table&>();
+               if ((a.version && a.version != opened.version()) || a.timestamp_ms) {
+                 throw InvalidArgument("lakerun.Loader: a lakerun.Table reads the version it was opened at (" +
+                                       (opened.version() ? std::to_string(*opened.version()) : "none") +
+                                       "); pass its path to read another version or timestamp");
+               }
+               return std::make_unique<Loader>(opened, a);
+             }
+             return std::make_unique<Loader>(py::str(table).cast<std::string>(), a);
            }),
            py::arg("table"), py::arg("columns") = py::none(), py::arg("batch_size") = 32, py::arg("shuffle") = true,
            py::arg("seed") = 0, py::arg("filter") = py::none(), py::arg("rank") = py::none(),

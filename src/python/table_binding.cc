@@ -10,6 +10,7 @@
 #include "lakerun/data/loader.h"
 #include "lakerun/format/delta/table.h"
 #include "python/bindings.h"
+#include "python/table.h"
 
 namespace lakerun::python {
 namespace {
@@ -58,84 +59,95 @@ py::list BinaryValues(const data::Batch& batch, const data::ColumnInfo& c) {
   return values;
 }
 
-// A table opened once; the loader-free questions about it.
-class Table {
- public:
-  Table(std::string path, std::optional<int64_t> version, std::optional<int64_t> timestamp_ms)
-      : path_(std::move(path)), options_(MakeTableOptions(std::nullopt, std::nullopt, version, timestamp_ms)) {
-    py::gil_scoped_release release;
-    source_ = data::OpenTable(path_, options_);
-    if (delta::IsDeltaTable(path_)) {
-      delta::DeltaTable table(path_);
-      if (version) {
-        version_ = version;
-      } else if (timestamp_ms) {
-        version_ = table.AtTimestamp(*timestamp_ms).version;
-      } else {
-        version_ = table.LatestVersion();
-      }
+}  // namespace
+
+Table::Table(std::string path, std::optional<int64_t> version, std::optional<int64_t> timestamp_ms)
+    : path_(std::move(path)), options_(MakeTableOptions(std::nullopt, std::nullopt, version, timestamp_ms)) {
+  py::gil_scoped_release release;
+  if (delta::IsDeltaTable(path_)) {
+    // Resolved before opening, so the version reported is the one read (a commit may land in between).
+    delta::DeltaTable table(path_);
+    if (version) {
+      version_ = version;
+    } else if (timestamp_ms) {
+      version_ = table.AtTimestamp(*timestamp_ms).version;
+    } else {
+      version_ = table.LatestVersion();
     }
+    options_.delta_version = version_;
+    options_.delta_timestamp_ms.reset();
   }
+  source_ = data::OpenTable(path_, options_);
+}
 
-  const std::string& path() const { return path_; }
-  std::optional<int64_t> version() const { return version_; }
-  uint64_t num_rows() const { return source_->num_rows(); }
+uint64_t Table::num_rows() const { return source_->num_rows(); }
 
-  py::list schema() const {
-    py::list out;
-    for (const auto& c : source_->columns()) out.append(py::make_tuple(c.name, TypeName(c)));
-    return out;
-  }
+py::list Table::schema() const {
+  py::list out;
+  for (const auto& c : source_->columns()) out.append(py::make_tuple(c.name, TypeName(c)));
+  return out;
+}
 
-  // The first n rows in table order: a tensor per fixed-width column, a list of bytes per binary column.
-  py::dict Head(int64_t n) const {
-    const int64_t rows = std::min<int64_t>(std::max<int64_t>(n, 0), static_cast<int64_t>(num_rows()));
-    py::dict out;
-    if (rows == 0) {
-      for (const auto& c : source_->columns()) {
-        if (c.type == data::ElementType::kBinary) {
-          out[py::str(c.name)] = py::list();
-          continue;
-        }
-        std::vector<int64_t> shape{0};
-        shape.insert(shape.end(), c.shape.begin(), c.shape.end());
-        out[py::str(c.name)] = at::empty(shape, at::TensorOptions().dtype(ScalarTypeOf(c.type)));
-      }
-      return out;
-    }
-    data::LoaderOptions o;
-    o.batch_size = rows;
-    o.rank = 0;
-    o.world_size = 1;
-    o.shuffle.enabled = false;
-    o.num_threads = 0;
-    for (const auto& c : source_->columns()) {
-      if (c.type == data::ElementType::kBinary) o.raw_bytes.push_back(c.name);
-    }
-    std::optional<data::Batch> batch;
-    {
-      py::gil_scoped_release release;
-      data::Loader loader(source_, o);
-      batch = loader.Next();
-    }
+py::dict Table::Head(int64_t n) const {
+  const int64_t rows = std::min<int64_t>(std::max<int64_t>(n, 0), static_cast<int64_t>(num_rows()));
+  py::dict out;
+  if (rows == 0) {
     for (const auto& c : source_->columns()) {
       if (c.type == data::ElementType::kBinary) {
-        out[py::str(c.name)] = BinaryValues(*batch, c);
-      } else {
-        out[py::str(c.name)] = batch->at(c.name);
+        out[py::str(c.name)] = py::list();
+        continue;
       }
+      std::vector<int64_t> shape{0};
+      shape.insert(shape.end(), c.shape.begin(), c.shape.end());
+      out[py::str(c.name)] = at::empty(shape, at::TensorOptions().dtype(ScalarTypeOf(c.type)));
     }
     return out;
   }
+  data::LoaderOptions o;
+  o.batch_size = rows;
+  o.rank = 0;
+  o.world_size = 1;
+  o.shuffle.enabled = false;
+  o.num_threads = 0;
+  for (const auto& c : source_->columns()) {
+    if (c.type == data::ElementType::kBinary) o.raw_bytes.push_back(c.name);
+  }
+  std::optional<data::Batch> batch;
+  {
+    py::gil_scoped_release release;
+    data::Loader loader(source_, o);
+    batch = loader.Next();
+  }
+  for (const auto& c : source_->columns()) {
+    if (c.type == data::ElementType::kBinary) {
+      out[py::str(c.name)] = BinaryValues(*batch, c);
+    } else {
+      out[py::str(c.name)] = batch->at(c.name);
+    }
+  }
+  return out;
+}
 
- private:
-  std::string path_;
-  data::TableOptions options_;
-  std::shared_ptr<const data::RowSource> source_;
-  std::optional<int64_t> version_;
-};
-
-}  // namespace
+std::shared_ptr<const data::RowSource> Table::SourceFor(const std::optional<std::vector<std::string>>& columns,
+                                                        const std::optional<std::string>& filter) {
+  if (!columns && !filter) return source_;
+  std::string key = filter ? "filter " + *filter : "no filter";
+  if (columns) {
+    for (const auto& c : *columns) key += "\x1f" + c;
+  } else {
+    key += "\x1e";  // every column: not the same as a projection of no column
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = projections_.find(key); it != projections_.end()) return it->second;
+  auto source = data::OpenTable(path_, MakeTableOptions(columns, filter, version_, std::nullopt));
+  if (projection_order_.size() == kMaxProjections) {
+    projections_.erase(projection_order_.front());
+    projection_order_.erase(projection_order_.begin());
+  }
+  projection_order_.push_back(key);
+  projections_.emplace(key, source);
+  return source;
+}
 
 data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,
                                     const std::optional<std::string>& filter, std::optional<int64_t> version,
