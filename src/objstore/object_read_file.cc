@@ -66,7 +66,9 @@ ObjectReadFile::ObjectReadFile(std::string uri, ObjectStore& store, std::string 
   if (tail.empty() || tail.size() > size_) return;
   auto block = std::make_shared<Block>();
   block->offset = size_ - tail.size();
-  block->bytes = std::move(tail);
+  block->size = tail.size();
+  block->bytes.reset(new char[tail.size()]);
+  std::memcpy(block->bytes.get(), tail.data(), tail.size());
   block->tail = true;
   std::promise<void> ready;
   ready.set_value();
@@ -93,10 +95,11 @@ void ObjectReadFile::ReadAt(uint64_t offset, size_t n, void* out) const {
       tail_fetched_ = true;
       block = std::make_shared<Block>();
       block->offset = tail_begin;
-      block->bytes.resize(static_cast<size_t>(size_ - tail_begin));
+      block->size = static_cast<size_t>(size_ - tail_begin);
       block->tail = true;
       tail_fetch = std::packaged_task<void()>([this, b = block] {
-        Fetch(b->offset, b->bytes.size(), b->bytes.data());
+        b->bytes.reset(new char[b->size]);
+        Fetch(b->offset, b->size, b->bytes.get());
       });
       block->fetched = tail_fetch.get_future().share();
       Keep(block);
@@ -131,13 +134,14 @@ void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
   for (const Group& g : groups) {
     auto block = std::make_shared<Block>();
     block->offset = g.begin;
-    block->bytes.resize(static_cast<size_t>(g.end - g.begin));
+    block->size = static_cast<size_t>(g.end - g.begin);
     block->wanted = g.wanted;
     block->tail = g.end == size_ && g.begin <= tail_begin;  // kept: the footer is read more than once
     // The task holds the block and the store, not this file: a file closed before its GETs end is fine.
     ObjectStore* store = &store_;
     block->fetched = io_.Submit([store, key = key_, b = block] {
-                          GetCounted(*store, key, b->offset, b->bytes.size(), b->bytes.data());
+                          b->bytes.reset(new char[b->size]);
+                          GetCounted(*store, key, b->offset, b->size, b->bytes.get());
                         }).share();
     Keep(std::move(block));
   }
@@ -145,7 +149,7 @@ void ObjectReadFile::WillRead(const std::vector<Range>& ranges) const {
 
 std::shared_ptr<ObjectReadFile::Block> ObjectReadFile::FindBlock(uint64_t offset, size_t n) const {
   for (const auto& b : blocks_) {
-    if (offset >= b->offset && offset + n <= b->offset + b->bytes.size()) return b;
+    if (offset >= b->offset && offset + n <= b->offset + b->size) return b;
   }
   return nullptr;
 }
@@ -159,7 +163,7 @@ bool ObjectReadFile::ServeFrom(const std::shared_ptr<Block>& block, uint64_t off
     if (block->tail) tail_fetched_ = false;
     return false;  // the caller reads the range directly and reports that read's own error
   }
-  std::memcpy(out, block->bytes.data() + (offset - block->offset), n);
+  std::memcpy(out, block->bytes.get() + (offset - block->offset), n);
   std::lock_guard<std::mutex> lock(mu_);
   block->served += n;
   if (!block->tail && block->served >= block->wanted) {
@@ -171,14 +175,14 @@ bool ObjectReadFile::ServeFrom(const std::shared_ptr<Block>& block, uint64_t off
 void ObjectReadFile::Keep(std::shared_ptr<Block> block) const {
   blocks_.push_back(std::move(block));
   size_t held = 0;
-  for (const auto& b : blocks_) held += b->bytes.size();
+  for (const auto& b : blocks_) held += b->size;
   // Over the budget, the oldest fetched-ahead blocks go first (their reads then fetch again); the tail stays.
   for (auto it = blocks_.begin(); held > options_.max_cached_bytes && it != blocks_.end();) {
     if ((*it)->tail) {
       ++it;
       continue;
     }
-    held -= (*it)->bytes.size();
+    held -= (*it)->size;
     it = blocks_.erase(it);
   }
 }

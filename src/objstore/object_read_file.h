@@ -38,7 +38,10 @@ class ObjectReadFile final : public RandomAccessFile {
   // Bytes fetched ahead of the reads that need them.
   struct Block {
     uint64_t offset = 0;
-    std::string bytes;
+    size_t size = 0;
+    // Allocated without zeroing by the task that fetches it (on an I/O thread, so allocating, faulting in and
+    // filling many blocks run in parallel instead of before their GETs start); read only once `fetched` is ready.
+    std::unique_ptr<char[]> bytes;
     size_t wanted = 0;  // bytes of the ranges asked for (a coalesced block also holds the gaps between them)
     size_t served = 0;  // bytes handed out; the block is dropped once served >= wanted (never, for the tail)
     bool tail = false;
