@@ -206,7 +206,7 @@ TEST_F(ObjectFileSystemTest, AFileOfKnownSizeOpensWithoutARequestAndFetchesHeadA
   EXPECT_EQ(store_.heads, 0);
   EXPECT_EQ(store_.gets, 0);
   EXPECT_EQ(file->Size(), bytes.size());
-  // A Parquet reader's opening reads: the magic at the start and the footer's length at the end, announced together.
+  // Reads at both ends (a Parquet file's magic and its footer's length), announced together.
   file->WillRead({{0, 4}, {bytes.size() - 8, 8}});
   EXPECT_EQ(file->ReadAt(0, 4), bytes.substr(0, 4));
   EXPECT_EQ(file->ReadAt(bytes.size() - 8, 8), bytes.substr(bytes.size() - 8));

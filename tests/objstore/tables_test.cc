@@ -174,8 +174,9 @@ TEST_F(S3TablesTest, ADeltaTableIsWrittenAndReadByItsUri) {
   EXPECT_EQ(delta::DeltaTable("s3a://" + bucket_ + "/tables/t").Latest().version, 4);
 }
 
-// One epoch of a folder of Parquet files in S3, counted: opening a file takes its first bytes and its footer (two
-// GETs in flight at once), and the loader fetches each file's row groups in one GET, not one per row group or page.
+// One epoch of a folder of Parquet files in S3, counted: opening a file takes its footer (one GET of its tail), and
+// the loader fetches each file's row groups, with the 4 bytes of its head magic, in one GET, not one per row group
+// or page.
 TEST_F(S3TablesTest, AnEpochTakesAFewGetsPerFileNotOnePerRowGroup) {
   const std::string uri = "s3://" + bucket_ + "/folder";
   constexpr int kFiles = 3, kRowGroups = 4, kRows = 20000;  // 160 KB row groups: more than a footer's tail
@@ -204,7 +205,23 @@ TEST_F(S3TablesTest, AnEpochTakesAFewGetsPerFileNotOnePerRowGroup) {
   EXPECT_EQ(ids.size(), static_cast<size_t>(kFiles * kRowGroups * kRows));
   const ObjectStoreReads after = ObjectStoreReadsSoFar();
   EXPECT_EQ(after.files_opened - before.files_opened, static_cast<uint64_t>(kFiles));
-  EXPECT_EQ(after.get_requests - before.get_requests, static_cast<uint64_t>(3 * kFiles));
+  EXPECT_EQ(after.get_requests - before.get_requests, static_cast<uint64_t>(2 * kFiles));
+}
+
+// A remote file's head magic is checked with its first GET of data, not at open: a file whose PAR1 at offset 0 was
+// damaged opens (its footer is fine) and fails at the first read, naming the file and the offset.
+TEST_F(S3TablesTest, AFileWithoutItsHeadMagicFailsAtItsFirstRead) {
+  const std::string local = temp_.Join("bad-head.parquet");
+  parquet::ParquetWriter writer(LocalFileSystem(), local,
+                                parquet::Schema::FromFields({parquet::Leaf("id", parquet::PhysicalType::kInt64)}));
+  writer.WriteRowGroup({parquet::ColumnData::Int64s({1, 2, 3})});
+  writer.Close();
+  std::string bytes = LocalFileSystem().OpenForRead(local)->ReadAll();
+  bytes[1] = 'X';
+  const std::string uri = "s3://" + bucket_ + "/bad-head/part-0.parquet";
+  UriFileSystem().WriteAtomically(uri, bytes);
+  data::Loader loader(data::OpenTable(uri), data::LoaderOptions{});
+  EXPECT_THROW_WITH(loader.Next(), CorruptDataError, uri, "no PAR1 magic at offset 0");
 }
 
 // gs:// speaks GCS's S3-compatible XML API with HMAC keys; here against the S3 emulator standing in for GCS.

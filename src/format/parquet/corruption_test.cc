@@ -14,6 +14,7 @@
 #include "format/parquet/parquet_test_util.h"
 #include "lakerun/base/fault_injection.h"
 #include "lakerun_testing/matchers.h"
+#include "lakerun_testing/temp_dir.h"
 
 namespace lakerun::parquet {
 namespace {
@@ -49,12 +50,21 @@ TEST(CorruptionTest, TruncatedFileHasNoTrailingMagic) {
   EXPECT_THROW_WITH(f.Open(), CorruptDataError, f.path, "shorter than");
 }
 
+// A file that is not local (here in memory, as in object storage) checks its head magic with its first chunk read,
+// whose fetch the 4 bytes join; a local file checks it when opened.
 TEST(CorruptionTest, WrongLeadingMagic) {
   MemFile f = SmallFile();
   std::string bytes = f.Bytes();
   bytes[0] = 'X';
   f.SetBytes(bytes);
-  EXPECT_THROW_WITH(f.Open(), CorruptDataError, f.path, "no PAR1 magic at offset 0");
+  const auto file = f.Open();
+  EXPECT_THROW_WITH(file->ReadColumnChunk(0, 0), CorruptDataError, f.path, "no PAR1 magic at offset 0");
+  EXPECT_THROW_WITH(file->ReadColumnChunk(1, 0), CorruptDataError, f.path, "no PAR1 magic at offset 0");
+  lakerun::testing::TempDir dir;
+  const std::string local = dir.Join("bad-head.parquet");
+  LocalFileSystem().WriteAtomically(local, bytes);
+  EXPECT_THROW_WITH(ParquetFile::Open(LocalFileSystem(), local), CorruptDataError, local,
+                    "no PAR1 magic at offset 0");
 }
 
 TEST(CorruptionTest, AnEncryptedFooterIsNamedAsSuch) {

@@ -61,9 +61,7 @@ std::unique_ptr<ParquetFile> ParquetFile::FromFile(FileSystem& fs, const std::st
   if (size < 12) {
     LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: ", size, " bytes is shorter than the 12-byte minimum");
   }
-  char head[4], tail[8];
-  f->file_->WillRead({{0, 4}, {size - 8, 8}});  // a remote file fetches both at once
-  f->file_->ReadAt(0, 4, head);
+  char tail[8];
   f->file_->ReadAt(size - 8, 8, tail);
   LAKERUN_CHECK_AS(NotImplemented, std::memcmp(tail + 4, "PARE", 4) != 0, path,
                    ": encrypted Parquet files (an encrypted footer, PARE magic) are not supported");
@@ -71,9 +69,8 @@ std::unique_ptr<ParquetFile> ParquetFile::FromFile(FileSystem& fs, const std::st
     LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: no PAR1 magic at offset ", size - 4,
                   " (the file may be truncated)");
   }
-  if (std::memcmp(head, kMagic, 4) != 0) {
-    LAKERUN_THROW(CorruptDataError, path, ": not a Parquet file: no PAR1 magic at offset 0");
-  }
+  const std::optional<std::string> local_path = fs.LocalPath(path);
+  if (local_path) f->CheckHeadMagic();  // a remote file's waits for its first chunk read (head_checked_)
   uint32_t footer_len;
   std::memcpy(&footer_len, tail, 4);
   if (footer_len > size - 12 || footer_len > options.max_footer_bytes) {
@@ -84,8 +81,7 @@ std::unique_ptr<ParquetFile> ParquetFile::FromFile(FileSystem& fs, const std::st
   std::string footer = f->file_->ReadAt(footer_offset, footer_len);
   f->metadata_ = ParseFileMetaData(footer, path, footer_offset, options.max_thrift_depth);
   f->metadata_.footer_length = footer_len;
-  const std::optional<std::string> local_path = options.memory_map ? fs.LocalPath(path) : std::nullopt;
-  if (local_path) {
+  if (local_path && options.memory_map) {
     if (auto mapping = MappedFile::Map(*local_path, size)) {
       f->mapped_ = mapping->data();
       f->mapping_ = std::move(mapping);
@@ -139,6 +135,7 @@ void ParquetFile::WillReadRowGroups(const std::vector<int>& row_groups, const st
       }
     }
   }
+  if (!ranges.empty() && !head_checked_.load(std::memory_order_acquire)) ranges.push_back({0, 4});
   if (!ranges.empty()) file_->WillRead(ranges);
 }
 
@@ -174,7 +171,17 @@ std::pair<uint64_t, size_t> ParquetFile::ChunkRange(int row_group, int column) c
   return {static_cast<uint64_t>(start), static_cast<size_t>(length)};
 }
 
+void ParquetFile::CheckHeadMagic() const {
+  char head[4];
+  file_->ReadAt(0, 4, head);
+  if (std::memcmp(head, kMagic, 4) != 0) {
+    LAKERUN_THROW(CorruptDataError, path_, ": not a Parquet file: no PAR1 magic at offset 0");
+  }
+  head_checked_.store(true, std::memory_order_release);
+}
+
 void ParquetFile::ReadChunkBytes(int row_group, int column, uint64_t offset, size_t length, void* out) const {
+  if (!head_checked_.load(std::memory_order_acquire)) CheckHeadMagic();
   try {
     file_->ReadAt(offset, length, out);
   } catch (const IoError& e) {

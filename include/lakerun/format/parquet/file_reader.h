@@ -11,6 +11,7 @@
 // and name the file, row group, column and byte offset.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -159,8 +160,11 @@ class ParquetFile {
                        const std::function<bool(const PageSummary& page, size_t end)>& visit) const;
   /// The bytes of an index of the chunk (ReadColumnIndex / ReadOffsetIndex), checked to lie in the data section.
   std::string ReadIndexBytes(int row_group, int column, const IndexLocation& where, const char* what) const;
-  /// Reads `length` bytes at `offset` of the file; errors name the row group and column.
+  /// Reads `length` bytes at `offset` of the file; errors name the row group and column. The first such read of a
+  /// file whose head magic is unchecked checks it first.
   void ReadChunkBytes(int row_group, int column, uint64_t offset, size_t length, void* out) const;
+  /// Throws CorruptDataError unless the file starts with PAR1.
+  void CheckHeadMagic() const;
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t file_size_ = 0;
@@ -168,6 +172,10 @@ class ParquetFile {
   ReaderOptions options_;
   std::shared_ptr<const void> mapping_;  ///< owns mapped_ (ReaderOptions::memory_map)
   const uint8_t* mapped_ = nullptr;      ///< the whole file, when mapped
+  /// Whether the PAR1 at offset 0 was checked. A local file checks it when opened. A remote one checks it with its
+  /// first chunk read: WillReadRowGroups adds the 4 bytes to the first GET, instead of opening with a request of
+  /// its own beside the footer's (which took a round trip as long as the footer's on s3rver).
+  mutable std::atomic<bool> head_checked_{false};
 };
 
 }  // namespace lakerun::parquet
