@@ -113,9 +113,7 @@ class Loader(_lakerun._Loader):
         """Continues the current epoch (replays it once an iteration reached its end)."""
         return super().__iter__()
 
-    def __next__(self) -> Dict[str, torch.Tensor]:
-        """The next batch; StopIteration at the end of the epoch."""
-        return super().__next__()
+    # __next__ is the C++ one (its docstring says the same): a Python override cost 0.75 us a batch.
 
     def __len__(self) -> int:
         """Batches this rank yields per epoch (the same on every rank)."""

@@ -85,10 +85,16 @@ class Loader {
       throw py::stop_iteration();
     }
     py::dict out;
-    last_data_ptrs_.clear();
+    last_columns_.resize(batch->tensors.size());
+    size_t i = 0;
     for (const auto& [name, tensor] : batch->tensors) {
-      last_data_ptrs_[name] = reinterpret_cast<uintptr_t>(tensor.data_ptr());
-      out[py::str(name)] = tensor;  // the same tensor (storage, sizes, strides) as a torch.Tensor
+      LastColumn& column = last_columns_[i++];
+      if (column.name != name || !column.key) {  // the keys are made once: every batch has the same columns
+        column.name = name;
+        column.key = py::str(name);
+      }
+      column.data_ptr = reinterpret_cast<uintptr_t>(tensor.data_ptr());
+      out[column.key] = tensor;  // the same tensor (storage, sizes, strides) as a torch.Tensor
     }
     return out;
   }
@@ -107,7 +113,11 @@ class Loader {
   }
 
   const data::Loader& loader() const { return *loader_; }
-  const std::map<std::string, uintptr_t>& last_data_ptrs() const { return last_data_ptrs_; }
+  std::map<std::string, uintptr_t> last_data_ptrs() const {
+    std::map<std::string, uintptr_t> ptrs;
+    for (const LastColumn& c : last_columns_) ptrs[c.name] = c.data_ptr;
+    return ptrs;
+  }
 
  private:
   template <typename F>
@@ -120,7 +130,13 @@ class Loader {
   std::unique_ptr<data::Loader> loader_;
   std::mutex mutex_;
   bool exhausted_ = false;                           // guarded by the GIL
-  std::map<std::string, uintptr_t> last_data_ptrs_;  // of the C++ tensors of the batch Next() returned last
+  // The columns of the batch Next() returned last: the name, its Python key, and the C++ tensor's data pointer.
+  struct LastColumn {
+    std::string name;
+    py::str key{py::handle()};
+    uintptr_t data_ptr = 0;
+  };
+  std::vector<LastColumn> last_columns_;  // guarded by the GIL
 };
 
 }  // namespace
