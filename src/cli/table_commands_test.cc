@@ -289,6 +289,10 @@ TEST_F(TableHeadTest, InspectNamesDataFilesThatAreMissingOrResizedAndExitsNonZer
   EXPECT_EQ(text.exit_code, 1) << text.output;
   EXPECT_THAT(text.output, HasSubstr("error: 1 data file the log references are missing:\n  " + gone));
   EXPECT_THAT(text.output, HasSubstr(cut + " (4 bytes, the log says " + std::to_string(s.files[1].size) + ")"));
+  Result report = RunLakerun("table inspect " + path, true);  // the errors went to stderr, the report to stdout
+  EXPECT_EQ(report.exit_code, 1);
+  EXPECT_THAT(report.output, HasSubstr("history ("));
+  EXPECT_THAT(report.output, Not(HasSubstr("error:")));
   Result json = RunLakerun("table inspect --json " + path, true);
   EXPECT_EQ(json.exit_code, 1);
   const auto j = nlohmann::json::parse(json.output);

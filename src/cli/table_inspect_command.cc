@@ -258,7 +258,7 @@ int RunTableInspect(int argc, char** argv) {
       LAKERUN_THROW(InvalidArgument, path, " is a directory but not a Delta table (no _delta_log); inspect one of "
                     "its Parquet files");
     case TableKind::kDeltaTable:
-      return InspectDeltaTable(path, travel, json, std::cout);
+      return InspectDeltaTable(path, travel, json, std::cout, std::cerr);
   }
   return 1;
 }

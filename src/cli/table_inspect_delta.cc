@@ -101,14 +101,23 @@ constexpr size_t kProblemsShown = 10;
 
 void PrintProblems(const std::string& what, const std::vector<std::string>& files, std::ostream& out) {
   if (files.empty()) return;
-  out << "error: " << files.size() << " data file" << (files.size() == 1 ? "" : "s") << " " << what << ":\n";
+  out << "lakerun: error: " << files.size() << " data file" << (files.size() == 1 ? "" : "s") << " " << what << ":\n";
   for (size_t i = 0; i < files.size() && i < kProblemsShown; ++i) out << "  " << files[i] << "\n";
   if (files.size() > kProblemsShown) out << "  ... and " << files.size() - kProblemsShown << " more\n";
 }
 
+// Lists the problem files on `err` after the report on `out`; the exit code.
+int ReportProblems(const FileProblems& problems, std::ostream& out, std::ostream& err) {
+  out.flush();
+  PrintProblems("the log references are missing", problems.missing, err);
+  PrintProblems("differ in size from what the log recorded", problems.wrong_size, err);
+  return problems.any() ? 1 : 0;
+}
+
 }  // namespace
 
-int InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool json, std::ostream& out) {
+int InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool json, std::ostream& out,
+                      std::ostream& err) {
   DeltaTable table(path);
   const Snapshot s = LoadSnapshot(table, travel);
   const FileProblems problems = CheckDataFiles(table, s);
@@ -167,7 +176,7 @@ int InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool js
     j["missingFiles"] = problems.missing;
     j["filesOfWrongSize"] = problems.wrong_size;
     out << j.dump(2) << "\n";
-    return problems.any() ? 1 : 0;
+    return ReportProblems(problems, out, err);
   }
   out << "Delta table " << path << "\n";
   out << "  version        " << s.version << " (" << IsoTime(s.timestamp_ms) << ")\n";
@@ -212,9 +221,7 @@ int InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool js
                                                                           : std::string("-"))
         << "\n";
   }
-  PrintProblems("the log references are missing", problems.missing, out);
-  PrintProblems("differ in size from what the log recorded", problems.wrong_size, out);
-  return problems.any() ? 1 : 0;
+  return ReportProblems(problems, out, err);
 }
 
 }  // namespace lakerun::cli

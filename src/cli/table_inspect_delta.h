@@ -15,8 +15,10 @@ namespace lakerun::cli {
 /// Errors are lakerun::Error.
 /// The snapshot comes from listing the log, as every lakerun reader loads it: `_last_checkpoint` is only a hint
 /// (PROTOCOL.md), so an empty or damaged one is reported as such, never an error. Every data file the snapshot
-/// references is checked to exist at the size the log recorded: the missing and resized ones are listed after the
-/// report (and in the JSON's "missingFiles" / "filesOfWrongSize"), and the result is then 1 (else 0), the exit code.
-int InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool json, std::ostream& out);
+/// references is checked to exist at the size the log recorded: the missing and resized ones are listed on `err`
+/// as errors after the report (in the JSON's "missingFiles" / "filesOfWrongSize" instead), and the result is then 1
+/// (else 0), the exit code.
+int InspectDeltaTable(const std::string& path, const TimeTravel& travel, bool json, std::ostream& out,
+                      std::ostream& err);
 
 }  // namespace lakerun::cli
