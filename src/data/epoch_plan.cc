@@ -43,6 +43,26 @@ uint64_t EpochPlan::SampleAt(uint64_t i) const {
   return order_.At(PositionAt(i) % num_samples_);
 }
 
+void EpochPlan::AppendSamples(uint64_t begin, uint64_t end, std::vector<uint64_t>* out) const {
+  if (begin >= end) return;
+  LAKERUN_CHECK(end <= per_rank_, "rank ", rank_, ": samples [", begin, ", ", end, ") run past the end of its ",
+                per_rank_, " samples this epoch");
+  // PositionAt's (origin rank, offset) for `begin`, then advanced one position at a time.
+  const uint64_t j = (rank_ * per_rank_ + begin) % remaining_;
+  uint64_t origin_rank = j / remaining_per_origin_rank_;
+  uint64_t offset = j % remaining_per_origin_rank_;
+  out->reserve(out->size() + (end - begin));
+  for (uint64_t i = begin; i < end; ++i) {
+    uint64_t position = origin_rank * origin_per_rank_ + from_.samples_yielded + offset;
+    if (position >= num_samples_) position %= num_samples_;
+    out->push_back(order_.At(position));
+    if (++offset == remaining_per_origin_rank_) {
+      offset = 0;
+      if (++origin_rank == from_.world_size) origin_rank = 0;
+    }
+  }
+}
+
 }  // namespace lakerun::data
 
 namespace lakerun::data {

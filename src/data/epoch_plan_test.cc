@@ -150,6 +150,45 @@ TEST(EpochPlanTest, ElasticPlanResumesAgainOnItsOwnWorldSize) {
                     "resuming it again on 5 ranks");
 }
 
+// The loader plans batches with AppendSamples: the rows SampleAt gives, for fresh and resumed plans (elastic too), with
+// padding and without, shuffled or not, from any start and in pieces of any size.
+TEST(EpochPlanTest, AppendSamplesGivesWhatSampleAtGives) {
+  for (uint64_t n : {1, 7, 97, 1000}) {
+    for (uint64_t world : {1, 3, 4}) {
+      for (RemainderPolicy policy : kPolicies) {
+        for (ShuffleOptions shuffle : {ShuffleOptions{true, 16, 4}, ShuffleOptions{false, 1024, 8}}) {
+          const uint64_t per_rank = SamplesPerRank(n, world, policy);
+          for (uint64_t yielded : {uint64_t{0}, per_rank / 3}) {
+            for (uint64_t new_world : {world, uint64_t{2}}) {
+              const Continuation c =
+                  ContinueFrom(LoaderState{1, 5, n, world, 0, yielded, world, 0}, new_world);
+              for (uint64_t rank = 0; rank < new_world; ++rank) {
+                SCOPED_TRACE(testing::Message() << "n=" << n << " world=" << world << "->" << new_world
+                                                << " rank=" << rank << " " << ToString(policy)
+                                                << " yielded=" << yielded);
+                EpochPlan plan(n, new_world, rank, policy, 5, 1, shuffle, c.from);
+                const std::vector<uint64_t> expected = RankSamples(plan);
+                for (uint64_t piece : {uint64_t{1}, uint64_t{10}, plan.size() + 1}) {
+                  std::vector<uint64_t> got;
+                  for (uint64_t begin = 0; begin < plan.size(); begin += piece) {
+                    plan.AppendSamples(begin, std::min(plan.size(), begin + piece), &got);
+                  }
+                  ASSERT_EQ(got, expected) << "pieces of " << piece;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EpochPlan plan(10, 2, 1, RemainderPolicy::kPad, 0, 0);
+  std::vector<uint64_t> out;
+  plan.AppendSamples(3, 3, &out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_THROW_WITH(plan.AppendSamples(4, 6, &out), InvalidArgument, "rank 1", "[4, 6)");
+}
+
 TEST(EpochPlanTest, RejectsBadRankAndResumePoint) {
   EXPECT_THROW_WITH(EpochPlan(10, 2, 2, RemainderPolicy::kPad, 0, 0), InvalidArgument, "rank 2",
                     "world size 2");

@@ -364,8 +364,7 @@ void Loader::TopUp() {
   while (prefetcher_->pending.size() < window_ && next_submit_ < sample_end_) {
     const uint64_t end = std::min(sample_end_, next_submit_ + batch);
     std::vector<uint64_t> ids;
-    ids.reserve(end - next_submit_);
-    for (uint64_t i = next_submit_; i < end; ++i) ids.push_back(plan_->SampleAt(i));
+    plan_->AppendSamples(next_submit_, end, &ids);
     const uint64_t index = next_batch_++;
     next_submit_ = end;
     const uint64_t generation = shared_->generation.load();

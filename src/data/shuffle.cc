@@ -66,10 +66,12 @@ void GlobalOrder::LoadWindow(uint64_t window) const {
     const uint64_t end = std::min(num_samples_, begin + block);
     for (uint64_t s = begin; s < end; ++s) window_samples_.push_back(s);
   }
-  // Index streams by window so every window's permutation is independent of the others.
+  // Index streams by window so every window's permutation is independent of the others. CounterRandom(seed, epoch,
+  // stream, index) is Mix64(key ^ index) with the key below, mixed once per window rather than once per sample.
   const uint64_t stream = kWindowStream ^ Mix64(window);
+  const uint64_t key = Mix64(Mix64(Mix64(seed_) ^ epoch_) ^ stream);
   for (uint64_t i = window_samples_.size(); i > 1; --i) {
-    const uint64_t j = Bounded(CounterRandom(seed_, epoch_, stream, i - 1), i);
+    const uint64_t j = Bounded(Mix64(key ^ (i - 1)), i);
     std::swap(window_samples_[i - 1], window_samples_[j]);
   }
   cached_window_ = window;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "lakerun/data/shuffle.h"
 
@@ -49,6 +50,9 @@ class EpochPlan {
   uint64_t size() const { return per_rank_; }
   /// Table row (sample index in [0, N)) of this rank's i-th sample, i < size().
   uint64_t SampleAt(uint64_t i) const;
+  /// Appends SampleAt(i) for i in [begin, end) to `out`: the same rows, stepping through the positions instead of
+  /// dividing for each (a loader plans every batch this way, on the thread that calls Next()).
+  void AppendSamples(uint64_t begin, uint64_t end, std::vector<uint64_t>* out) const;
   /// Position in the padded global order of this rank's i-th sample (for tests and diagnostics).
   uint64_t PositionAt(uint64_t i) const;
 
