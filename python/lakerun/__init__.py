@@ -86,7 +86,18 @@ class Loader(_lakerun._Loader):
             depend only on (seed, epoch, sample).
         nulls: what a null becomes, per column, instead of an error naming the column and row: a dict with
             ``fill_value`` (written in its place; default 0) and ``emit_mask`` (default True: also
-            ``batch[c + ".valid"]``, bool [B], False where the value was null).
+            ``batch[c + ".valid"]``, bool [B], False where the value was null); or ``"drop_row"``: rows where the
+            column is null are left out, before the rows are counted and sharded (every rank still gets as many).
+        lists: variable-length list columns, per column, instead of an error at the first list whose length
+            differs from the column's: a dict with ``layout`` (``"padded"``, the default: ``batch[c]`` [B, L, ...]
+            padded with ``pad_value``; or ``"flat"``: [E, ...], the batch's elements row after row), ``pad_to`` (L;
+            0, the default, pads to the batch's longest list), ``truncate`` (with ``pad_to``, cut longer lists
+            instead of raising) and ``pad_value`` (default 0). ``batch[c + ".lengths"]``, int64 [B], holds each
+            row's element count.
+        forms: how decimal and timestamp columns become numbers, per column: ``decimal`` is ``"float64"`` (the
+            default: the nearest float64) or ``"unscaled_int64"`` (the unscaled integer; value = tensor / 10^scale;
+            a value beyond int64 raises); ``timestamp`` is ``"us"`` (the default: microseconds since 1970, Delta's
+            unit) or ``"ns"`` (nanoseconds; years 1677-2262, a value outside raises).
 
     Raises:
         lakerun.IoError: the table cannot be read (the message names the path).
@@ -100,14 +111,19 @@ class Loader(_lakerun._Loader):
                  shuffle_block_size: Optional[int] = None, shuffle_window_blocks: Optional[int] = None,
                  version: Optional[int] = None, timestamp: Optional[int] = None,
                  raw_bytes: Optional[Sequence[str]] = None, images: Optional[Dict[str, Dict[str, Any]]] = None,
-                 nulls: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
+                 nulls: Optional[Dict[str, Union[str, Dict[str, Any]]]] = None,
+                 lists: Optional[Dict[str, Dict[str, Any]]] = None,
+                 forms: Optional[Dict[str, Dict[str, str]]] = None) -> None:
         if rank is None and world_size is None:
             rank, world_size = _distributed_place()
         super().__init__(table, None if columns is None else list(columns), batch_size, shuffle, seed,
                          filter, rank, world_size, drop_last, num_threads, shuffle_block_size,
                          shuffle_window_blocks, version, timestamp, None if raw_bytes is None else list(raw_bytes),
                          None if images is None else {c: dict(s) for c, s in images.items()},
-                         None if nulls is None else {c: dict(s) for c, s in nulls.items()})
+                         None if nulls is None else {c: p if isinstance(p, str) else dict(p)
+                                                     for c, p in nulls.items()},
+                         None if lists is None else {c: dict(s) for c, s in lists.items()},
+                         None if forms is None else {c: dict(s) for c, s in forms.items()})
 
     def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
         """Continues the current epoch (replays it once an iteration reached its end)."""

@@ -62,7 +62,9 @@ class Loader:
                  shuffle_block_size: Optional[int] = None, shuffle_window_blocks: Optional[int] = None,
                  version: Optional[int] = None, timestamp: Optional[int] = None,
                  raw_bytes: Optional[Sequence[str]] = None, images: Optional[Dict[str, Dict[str, Any]]] = None,
-                 nulls: Optional[Dict[str, Dict[str, Any]]] = None) -> None: ...
+                 nulls: Optional[Dict[str, Union[str, Dict[str, Any]]]] = None,
+                 lists: Optional[Dict[str, Dict[str, Any]]] = None,
+                 forms: Optional[Dict[str, Dict[str, str]]] = None) -> None: ...
     def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
         """Continues the current epoch (replays it once an iteration reached its end)."""
     def __next__(self) -> Dict[str, torch.Tensor]:

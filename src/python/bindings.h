@@ -5,8 +5,10 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lakerun/data/column_policy.h"
 #include "lakerun/data/image_options.h"
@@ -25,15 +27,30 @@ void RegisterTable(py::module_& m);
 /// lakerun._launch and lakerun._StoreClient over launch::Launch and the store, for lakerun.distributed.
 void RegisterLaunch(py::module_& m);
 
-/// TableOptions from the Python arguments shared by Loader and Table (filter: format/filter.h's text form).
-data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,
-                                    const std::optional<std::string>& filter, std::optional<int64_t> version,
-                                    std::optional<int64_t> timestamp_ms);
+/// What a loader asks of its table's source, beyond the version: the TableOptions its Python arguments set.
+/// Loaders over one lakerun.Table with equal projections share a source (Table::SourceFor).
+struct Projection {
+  std::optional<std::vector<std::string>> columns;  ///< None: every column
+  std::optional<std::string> filter;                ///< format/filter.h's text form
+  std::map<std::string, data::ColumnForm> forms;
+  std::vector<std::string> drop_null_rows;  ///< nulls={"c": "drop_row"}
+
+  /// Equal for equal projections (a map key).
+  std::string Key() const;
+  /// The TableOptions of this projection at a Delta version or timestamp (latest when both are unset).
+  data::TableOptions ToTableOptions(std::optional<int64_t> version, std::optional<int64_t> timestamp_ms) const;
+};
 
 /// One column's images= settings ({"channels": 1, "resize": 32, "crop": 28, ...}) as ImageOptions. Throws
 /// InvalidArgument naming the column and the key for an unknown key or a value of the wrong type.
 data::ImageOptions ImageOptionsFrom(const std::string& column, const py::dict& settings);
 /// One column's nulls= settings ({"fill_value": 0.0, "emit_mask": True}) as a NullPolicy; errors as above.
 data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& settings);
+/// One column's lists= settings ({"layout": "padded" | "flat", "pad_to": 0, "truncate": False, "pad_value": 0.0})
+/// as a ListPolicy; errors as above, and a layout outside the two names.
+data::ListPolicy ListPolicyFrom(const std::string& column, const py::dict& settings);
+/// One column's forms= settings ({"decimal": "float64" | "unscaled_int64", "timestamp": "us" | "ns"}) as a
+/// ColumnForm; errors as above.
+data::ColumnForm ColumnFormFrom(const std::string& column, const py::dict& settings);
 
 }  // namespace lakerun::python

@@ -1,5 +1,5 @@
-// lakerun.Loader's per-column options (images=, nulls=) as the C++ loader's ImageOptions and NullPolicy: a dict of
-// settings per column, each key one field. An unknown key or a value of the wrong type is a lakerun.InvalidArgument
+// lakerun.Loader's per-column options (images=, nulls=, lists=, forms=) as the C++ loader's ImageOptions,
+// NullPolicy, ListPolicy and the table's ColumnForm: a dict of settings per column, each key one field. An unknown key or a value of the wrong type is a lakerun.InvalidArgument
 // naming the column and the key, and listing the keys there are.
 #include <pybind11/stl.h>
 
@@ -49,6 +49,19 @@ void SetCrop(data::ImageOptions& o, const py::handle& v) {
   o.crop_width = hw.second;
 }
 
+// One of `names` (a closed set of strings) as its value; another string or type is a py::cast_error (reported by
+// Apply as the setting's wrong type) or an InvalidArgument naming the choices.
+template <typename T>
+T Choice(const char* what, const std::string& column, const char* key, const py::handle& v,
+         const std::map<std::string, T>& names) {
+  const std::string name = v.cast<std::string>();
+  const auto it = names.find(name);
+  if (it != names.end()) return it->second;
+  std::string known;
+  for (const auto& [n, value] : names) known += (known.empty() ? "'" : ", '") + n + "'";
+  LAKERUN_THROW(InvalidArgument, what, "['", column, "']['", key, "']: '", name, "' is not one of ", known);
+}
+
 }  // namespace
 
 data::ImageOptions ImageOptionsFrom(const std::string& column, const py::dict& settings) {
@@ -75,6 +88,42 @@ data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& setti
   };
   data::NullPolicy out;
   Apply("nulls", column, settings, kSetters, &out);
+  return out;
+}
+
+data::ListPolicy ListPolicyFrom(const std::string& column, const py::dict& settings) {
+  const std::map<std::string, Setter<data::ListPolicy>> setters = {
+      {"layout",
+       [&](auto& o, const py::handle& v) {
+         o.layout = Choice<data::ListLayout>("lists", column, "layout", v,
+                                             {{"padded", data::ListLayout::kPadded}, {"flat", data::ListLayout::kFlat}});
+       }},
+      {"pad_to", [](auto& o, const py::handle& v) { o.pad_to = v.cast<int64_t>(); }},
+      {"truncate", [](auto& o, const py::handle& v) { o.truncate = v.cast<bool>(); }},
+      {"pad_value", [](auto& o, const py::handle& v) { o.pad_value = v.cast<double>(); }},
+  };
+  data::ListPolicy out;
+  Apply("lists", column, settings, setters, &out);
+  return out;
+}
+
+data::ColumnForm ColumnFormFrom(const std::string& column, const py::dict& settings) {
+  const std::map<std::string, Setter<data::ColumnForm>> setters = {
+      {"decimal",
+       [&](auto& o, const py::handle& v) {
+         o.decimal = Choice<data::DecimalForm>(
+             "forms", column, "decimal", v,
+             {{"float64", data::DecimalForm::kFloat64}, {"unscaled_int64", data::DecimalForm::kUnscaledInt64}});
+       }},
+      {"timestamp",
+       [&](auto& o, const py::handle& v) {
+         o.timestamp = Choice<data::TimestampUnit>("forms", column, "timestamp", v,
+                                                   {{"us", data::TimestampUnit::kMicros},
+                                                    {"ns", data::TimestampUnit::kNanos}});
+       }},
+  };
+  data::ColumnForm out;
+  Apply("forms", column, settings, setters, &out);
   return out;
 }
 

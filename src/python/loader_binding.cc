@@ -19,19 +19,36 @@ namespace {
 
 // The Python arguments of lakerun.Loader beyond the table (python/lakerun/__init__.py documents each).
 struct LoaderArgs {
-  std::optional<std::vector<std::string>> columns;
+  Projection projection;  // columns, filter, forms, nulls' "drop_row"
   int64_t batch_size = 32;
   bool shuffle = true;
   uint64_t seed = 0;
-  std::optional<std::string> filter;
   std::optional<int64_t> rank, world_size;
   bool drop_last = false;
   size_t num_threads = 2;
   std::optional<uint64_t> shuffle_block_size, shuffle_window_blocks;
   std::optional<int64_t> version, timestamp_ms;
   std::vector<std::string> raw_bytes;
-  std::map<std::string, py::dict> images, nulls;  // per column: settings (column_options.cc)
+  std::map<std::string, py::dict> images, lists;  // per column: settings (column_options.cc)
+  std::map<std::string, py::dict> nulls;          // per column: settings; "drop_row" ones are in the projection
 };
+
+// nulls={column: {...settings} | "drop_row"}: the settings to `a.nulls`, the "drop_row" columns to the projection.
+void SplitNulls(const std::map<std::string, py::object>& nulls, LoaderArgs* a) {
+  for (const auto& [column, policy] : nulls) {
+    if (py::isinstance<py::str>(policy)) {
+      const std::string name = policy.cast<std::string>();
+      LAKERUN_CHECK(name == "drop_row", "nulls['", column, "']: '", name,
+                    "' is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
+      a->projection.drop_null_rows.push_back(column);
+    } else if (py::isinstance<py::dict>(policy)) {
+      a->nulls[column] = policy.cast<py::dict>();
+    } else {
+      LAKERUN_THROW(InvalidArgument, "nulls['", column, "']: ", std::string(py::repr(policy)),
+                    " is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
+    }
+  }
+}
 
 data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
   data::LoaderOptions o;
@@ -47,6 +64,7 @@ data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
   o.raw_bytes = a.raw_bytes;
   for (const auto& [column, settings] : a.images) o.images[column] = ImageOptionsFrom(column, settings);
   for (const auto& [column, settings] : a.nulls) o.nulls[column] = NullPolicyFrom(column, settings);
+  for (const auto& [column, settings] : a.lists) o.lists[column] = ListPolicyFrom(column, settings);
   return o;
 }
 
@@ -55,7 +73,7 @@ data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
 class Loader {
  public:
   Loader(const std::string& table, const LoaderArgs& a) {
-    data::TableOptions t = MakeTableOptions(a.columns, a.filter, a.version, a.timestamp_ms);
+    data::TableOptions t = a.projection.ToTableOptions(a.version, a.timestamp_ms);
     data::LoaderOptions o = MakeLoaderOptions(a);
     py::gil_scoped_release release;
     t.rank = a.rank.value_or(-1);
@@ -66,7 +84,7 @@ class Loader {
   Loader(Table& table, const LoaderArgs& a) {
     data::LoaderOptions o = MakeLoaderOptions(a);
     py::gil_scoped_release release;
-    loader_ = std::make_unique<data::Loader>(table.SourceFor(a.columns, a.filter), std::move(o));
+    loader_ = std::make_unique<data::Loader>(table.SourceFor(a.projection), std::move(o));
   }
 
   // Iterating continues the current epoch from its position (a fresh or restored loader: from the state's
@@ -150,13 +168,15 @@ void RegisterLoader(py::module_& m) {
                        std::optional<int64_t> version, std::optional<int64_t> timestamp,
                        std::optional<std::vector<std::string>> raw_bytes,
                        std::optional<std::map<std::string, py::dict>> images,
-                       std::optional<std::map<std::string, py::dict>> nulls) {
+                       std::optional<std::map<std::string, py::object>> nulls,
+                       std::optional<std::map<std::string, py::dict>> lists,
+                       std::optional<std::map<std::string, py::dict>> forms) {
              LoaderArgs a;
-             a.columns = std::move(columns);
+             a.projection.columns = std::move(columns);
+             a.projection.filter = std::move(filter);
              a.batch_size = batch_size;
              a.shuffle = shuffle;
              a.seed = seed;
-             a.filter = std::move(filter);
              a.rank = rank;
              a.world_size = world_size;
              a.drop_last = drop_last;
@@ -167,7 +187,13 @@ void RegisterLoader(py::module_& m) {
              a.timestamp_ms = timestamp;
              if (raw_bytes) a.raw_bytes = std::move(*raw_bytes);
              if (images) a.images = std::move(*images);
-             if (nulls) a.nulls = std::move(*nulls);
+             if (nulls) SplitNulls(*nulls, &a);
+             if (lists) a.lists = std::move(*lists);
+             if (forms) {
+               for (const auto& [column, settings] : *forms) {
+                 a.projection.forms[column] = ColumnFormFrom(column, settings);
+               }
+             }
              if (py::isinstance<Table>(table)) {
                auto& opened = table.cast<Table&>();
                if ((a.version && a.version != opened.version()) || a.timestamp_ms) {
@@ -184,7 +210,8 @@ void RegisterLoader(py::module_& m) {
            py::arg("world_size") = py::none(), py::arg("drop_last") = false, py::arg("num_threads") = 2,
            py::arg("shuffle_block_size") = py::none(), py::arg("shuffle_window_blocks") = py::none(),
            py::arg("version") = py::none(), py::arg("timestamp") = py::none(), py::arg("raw_bytes") = py::none(),
-           py::arg("images") = py::none(), py::arg("nulls") = py::none())
+           py::arg("images") = py::none(), py::arg("nulls") = py::none(), py::arg("lists") = py::none(),
+           py::arg("forms") = py::none())
       .def("__iter__", &Loader::Iter, py::return_value_policy::reference_internal,
            "Continues the current epoch (replays it once an iteration reached its end).")
       .def("__next__", &Loader::Next, "The next batch: {column: torch.Tensor}; StopIteration at the epoch's end.")

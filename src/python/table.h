@@ -14,10 +14,9 @@
 
 #include "lakerun/data/row_source.h"
 #include "lakerun/data/table_source.h"
+#include "python/bindings.h"
 
 namespace lakerun::python {
-
-namespace py = pybind11;
 
 class Table {
  public:
@@ -32,18 +31,17 @@ class Table {
   /// The first n rows in table order: a tensor per fixed-width column, a list of bytes per binary column.
   py::dict Head(int64_t n) const;
 
-  /// The source of `columns` (every column when unset) and `filter`, for a loader. Loaders with the same
+  /// The source of `projection` (its columns, filter, forms and rows dropped for nulls). Loaders with the same
   /// projection share one source, so a new loader's first epoch decodes into memory an earlier loader already
   /// faulted in, and every loader reads the same snapshot. Sources of other projections are opened at the table's
   /// version and kept (the last kMaxProjections). Thread-safe; call without the GIL.
-  std::shared_ptr<const data::RowSource> SourceFor(const std::optional<std::vector<std::string>>& columns,
-                                                   const std::optional<std::string>& filter);
+  std::shared_ptr<const data::RowSource> SourceFor(const Projection& projection);
 
  private:
   static constexpr size_t kMaxProjections = 8;
 
   std::string path_;
-  data::TableOptions options_;  // the version pinned; every column, no filter
+  data::TableOptions options_;  // the version pinned; the default projection
   std::shared_ptr<const data::RowSource> source_;
   std::optional<int64_t> version_;
   std::mutex mu_;

@@ -62,7 +62,7 @@ py::list BinaryValues(const data::Batch& batch, const data::ColumnInfo& c) {
 }  // namespace
 
 Table::Table(std::string path, std::optional<int64_t> version, std::optional<int64_t> timestamp_ms)
-    : path_(std::move(path)), options_(MakeTableOptions(std::nullopt, std::nullopt, version, timestamp_ms)) {
+    : path_(std::move(path)), options_(Projection{}.ToTableOptions(version, timestamp_ms)) {
   py::gil_scoped_release release;
   if (delta::IsDeltaTable(path_)) {
     // Resolved before opening, so the version reported is the one read (a commit may land in between).
@@ -128,18 +128,12 @@ py::dict Table::Head(int64_t n) const {
   return out;
 }
 
-std::shared_ptr<const data::RowSource> Table::SourceFor(const std::optional<std::vector<std::string>>& columns,
-                                                        const std::optional<std::string>& filter) {
-  if (!columns && !filter) return source_;
-  std::string key = filter ? "filter " + *filter : "no filter";
-  if (columns) {
-    for (const auto& c : *columns) key += "\x1f" + c;
-  } else {
-    key += "\x1e";  // every column: not the same as a projection of no column
-  }
+std::shared_ptr<const data::RowSource> Table::SourceFor(const Projection& projection) {
+  const std::string key = projection.Key();
+  if (key == Projection{}.Key()) return source_;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = projections_.find(key); it != projections_.end()) return it->second;
-  auto source = data::OpenTable(path_, MakeTableOptions(columns, filter, version_, std::nullopt));
+  auto source = data::OpenTable(path_, projection.ToTableOptions(version_, std::nullopt));
   if (projection_order_.size() == kMaxProjections) {
     projections_.erase(projection_order_.front());
     projection_order_.erase(projection_order_.begin());
@@ -149,12 +143,28 @@ std::shared_ptr<const data::RowSource> Table::SourceFor(const std::optional<std:
   return source;
 }
 
-data::TableOptions MakeTableOptions(const std::optional<std::vector<std::string>>& columns,
-                                    const std::optional<std::string>& filter, std::optional<int64_t> version,
-                                    std::optional<int64_t> timestamp_ms) {
+std::string Projection::Key() const {
+  // Fields are separated by control characters, which column names and filters do not hold.
+  std::string key = filter ? "filter " + *filter : "no filter";
+  if (columns) {
+    key += "\x1d";
+    for (const auto& c : *columns) key += "\x1f" + c;
+  }
+  for (const auto& [column, form] : forms) {
+    key += "\x1e" + column + "\x1f" + std::to_string(static_cast<int>(form.decimal)) + "\x1f" +
+           std::to_string(static_cast<int>(form.timestamp));
+  }
+  for (const auto& column : drop_null_rows) key += "\x1c" + column;
+  return key;
+}
+
+data::TableOptions Projection::ToTableOptions(std::optional<int64_t> version,
+                                              std::optional<int64_t> timestamp_ms) const {
   data::TableOptions t;
   if (columns) t.columns = *columns;
   if (filter) t.filter = data::Filter::Parse(*filter);
+  t.forms = forms;
+  t.drop_null_rows = drop_null_rows;
   t.delta_version = version;
   t.delta_timestamp_ms = timestamp_ms;
   return t;
