@@ -1,6 +1,7 @@
 // lakerun.Loader's per-column options (images=, nulls=, lists=, forms=) as the C++ loader's ImageOptions,
-// NullPolicy, ListPolicy and the table's ColumnForm: a dict of settings per column, each key one field. An unknown key or a value of the wrong type is a lakerun.InvalidArgument
-// naming the column and the key, and listing the keys there are.
+// NullPolicy, ListPolicy and the table's ColumnForm: a dict of settings per column, each key one field. An unknown
+// key or a value of the wrong type is a lakerun.InvalidArgument naming the column and the key, and listing the keys
+// there are.
 #include <pybind11/stl.h>
 
 #include <functional>
@@ -95,8 +96,8 @@ data::ListPolicy ListPolicyFrom(const std::string& column, const py::dict& setti
   const std::map<std::string, Setter<data::ListPolicy>> setters = {
       {"layout",
        [&](auto& o, const py::handle& v) {
-         o.layout = Choice<data::ListLayout>("lists", column, "layout", v,
-                                             {{"padded", data::ListLayout::kPadded}, {"flat", data::ListLayout::kFlat}});
+         o.layout = Choice<data::ListLayout>(
+             "lists", column, "layout", v, {{"padded", data::ListLayout::kPadded}, {"flat", data::ListLayout::kFlat}});
        }},
       {"pad_to", [](auto& o, const py::handle& v) { o.pad_to = v.cast<int64_t>(); }},
       {"truncate", [](auto& o, const py::handle& v) { o.truncate = v.cast<bool>(); }},
