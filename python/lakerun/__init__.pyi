@@ -35,7 +35,8 @@ class CommTimeout(DistError, TimeoutError):
     """A distributed wait ran past its deadline."""
 
 class Table:
-    """A Parquet file, a folder of Parquet files or a Delta table, opened once."""
+    """A Parquet file, a folder of Parquet files or a Delta table, opened once, at one version: loaders over it
+    (``lakerun.Loader(table, ...)``) read that snapshot and share its decode memory."""
 
     def __init__(self, path: str, version: Optional[int] = None, timestamp: Optional[int] = None) -> None: ...
     @property

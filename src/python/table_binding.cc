@@ -171,7 +171,9 @@ data::TableOptions Projection::ToTableOptions(std::optional<int64_t> version,
 }
 
 void RegisterTable(py::module_& m) {
-  py::class_<Table>(m, "Table", "A Parquet file, a folder of Parquet files or a Delta table, opened once.")
+  py::class_<Table>(m, "Table",
+                    "A Parquet file, a folder of Parquet files or a Delta table, opened once, at one version: loaders "
+                    "over it (lakerun.Loader(table, ...)) read that snapshot and share its decode memory.")
       .def(py::init<std::string, std::optional<int64_t>, std::optional<int64_t>>(), py::arg("path"),
            py::arg("version") = py::none(), py::arg("timestamp") = py::none(),
            "Opens `path` (a Delta table at `version`, or at the newest version committed at or before `timestamp`"
