@@ -27,13 +27,14 @@ from ._lakerun import (
     Table,
 )
 from .distributed import Distributed, DistributedFunction, RankError, distributed
+from .tables import clear_cache, convert, import_csv, import_fashion_mnist, import_images, import_mnist
 
 __version__: str = _lakerun.__version__
 
 __all__ = [
     "Loader", "Table", "distributed", "Distributed", "DistributedFunction", "Error", "IoError", "CorruptDataError",
     "InvalidArgument", "ConfigError", "NotImplementedError", "InternalError", "DistError", "CommTimeout", "RankError",
-    "__version__",
+    "import_fashion_mnist", "import_mnist", "import_images", "import_csv", "convert", "clear_cache", "__version__",
 ]
 
 Table.__module__ = "lakerun"

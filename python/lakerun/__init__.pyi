@@ -53,6 +53,12 @@ class Table:
         """[(name, type)] of every column: 'int64', 'uint8[784]', 'binary', 'list<float32>'."""
     def head(self, n: int = 5) -> Dict[str, Union[torch.Tensor, List[bytes], List[List[bytes]]]]:
         """The first n rows in table order: tensors for fixed-width columns, lists of bytes for binary ones."""
+    def scan(self, columns: Optional[Sequence[str]] = None, filter: Optional[str] = None,
+             nulls: Optional[Dict[str, Union[str, Dict[str, Any]]]] = None,
+             lists: Optional[Dict[str, Dict[str, Any]]] = None,
+             forms: Optional[Dict[str, Dict[str, str]]] = None) -> Dict[str, torch.Tensor]:
+        """Every row of `columns` passing `filter`, in table order, as tensors (binary columns as raw bytes with
+        column + '.offsets'); nulls, lists and forms as Loader takes them. Holds the whole result in memory."""
 
 class Loader:
     """Batches of a table on this rank: an iterable of {column: torch.Tensor}."""
@@ -137,3 +143,21 @@ def distributed(processes: int = 1, use_gpu: bool = False, max_restarts: int = 0
     function raised on a rank), DistError (a rank died, by a signal: named), CommTimeout (past `timeout` seconds),
     KeyboardInterrupt (Ctrl-C stopped every rank). start_method "fork" starts one interpreter, which imports torch
     and lakerun once and forks the ranks; "exec" starts one per rank."""
+
+def import_fashion_mnist(out: str, source: str = ..., splits: Sequence[str] = ("train", "test"),
+                         **options: Any) -> List[Dict[str, Any]]:
+    """Fashion-MNIST's IDX files as out/train and out/test; one {path, rows, files, bytes, seconds} per split."""
+def import_mnist(out: str, source: str, splits: Sequence[str] = ("train", "test"),
+                 **options: Any) -> List[Dict[str, Any]]:
+    """MNIST's IDX files as out/train and out/test."""
+def import_images(directory: str, out: str, **options: Any) -> Dict[str, Any]:
+    """A folder of images in class sub-folders as a table (image, label, class, file)."""
+def import_csv(file: str, out: str, **options: Any) -> Dict[str, Any]:
+    """A CSV file with a header line as a table (columns typed long, double or string)."""
+def convert(source: str, cache_dir: str, kind: str = "table", *, columns: Optional[Sequence[str]] = None,
+            filter: Optional[str] = None, version: Optional[int] = None, split: str = "train", world_size: int = 1,
+            row_group_rows: int = 8192, rows_per_file: int = ...) -> Dict[str, Any]:
+    """Materialises a source in the converter's cache, laid out for world_size ranks; {path, key, reused, rows,
+    files}."""
+def clear_cache(cache_dir: str, key: Optional[str] = None) -> None:
+    """Removes one entry of the converter's cache, or every entry."""

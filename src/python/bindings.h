@@ -24,6 +24,8 @@ void RegisterErrors(py::module_& m);
 void RegisterLoader(py::module_& m);
 /// lakerun.Table over data::OpenTable (and delta::DeltaTable for the version).
 void RegisterTable(py::module_& m);
+/// lakerun._import, _convert and _clear_cache over lakerun::importer and data/converter.h.
+void RegisterImport(py::module_& m);
 /// lakerun._launch and lakerun._StoreClient over launch::Launch and the store, for lakerun.distributed.
 void RegisterLaunch(py::module_& m);
 
@@ -46,6 +48,10 @@ struct Projection {
 data::ImageOptions ImageOptionsFrom(const std::string& column, const py::dict& settings);
 /// One column's nulls= settings ({"fill_value": 0.0, "emit_mask": True}) as a NullPolicy; errors as above.
 data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& settings);
+/// nulls={column: {settings} | "drop_row"}: the settings as NullPolicies, the "drop_row" columns to
+/// `drop_null_rows` (TableOptions); anything else is an InvalidArgument naming the column.
+void NullsFrom(const std::map<std::string, py::object>& nulls, std::map<std::string, data::NullPolicy>* policies,
+               std::vector<std::string>* drop_null_rows);
 /// One column's lists= settings ({"layout": "padded" | "flat", "pad_to": 0, "truncate": False, "pad_value": 0.0})
 /// as a ListPolicy; errors as above, and a layout outside the two names.
 data::ListPolicy ListPolicyFrom(const std::string& column, const py::dict& settings);

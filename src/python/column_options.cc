@@ -92,6 +92,23 @@ data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& setti
   return out;
 }
 
+void NullsFrom(const std::map<std::string, py::object>& nulls, std::map<std::string, data::NullPolicy>* policies,
+               std::vector<std::string>* drop_null_rows) {
+  for (const auto& [column, policy] : nulls) {
+    if (py::isinstance<py::str>(policy)) {
+      const std::string name = policy.cast<std::string>();
+      LAKERUN_CHECK(name == "drop_row", "nulls['", column, "']: '", name,
+                    "' is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
+      drop_null_rows->push_back(column);
+    } else if (py::isinstance<py::dict>(policy)) {
+      (*policies)[column] = NullPolicyFrom(column, policy.cast<py::dict>());
+    } else {
+      LAKERUN_THROW(InvalidArgument, "nulls['", column, "']: ", std::string(py::repr(policy)),
+                    " is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
+    }
+  }
+}
+
 data::ListPolicy ListPolicyFrom(const std::string& column, const py::dict& settings) {
   const std::map<std::string, Setter<data::ListPolicy>> setters = {
       {"layout",

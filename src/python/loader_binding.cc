@@ -30,25 +30,8 @@ struct LoaderArgs {
   std::optional<int64_t> version, timestamp_ms;
   std::vector<std::string> raw_bytes;
   std::map<std::string, py::dict> images, lists;  // per column: settings (column_options.cc)
-  std::map<std::string, py::dict> nulls;          // per column: settings; "drop_row" ones are in the projection
+  std::map<std::string, data::NullPolicy> nulls;  // "drop_row" columns are in the projection
 };
-
-// nulls={column: {...settings} | "drop_row"}: the settings to `a.nulls`, the "drop_row" columns to the projection.
-void SplitNulls(const std::map<std::string, py::object>& nulls, LoaderArgs* a) {
-  for (const auto& [column, policy] : nulls) {
-    if (py::isinstance<py::str>(policy)) {
-      const std::string name = policy.cast<std::string>();
-      LAKERUN_CHECK(name == "drop_row", "nulls['", column, "']: '", name,
-                    "' is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
-      a->projection.drop_null_rows.push_back(column);
-    } else if (py::isinstance<py::dict>(policy)) {
-      a->nulls[column] = policy.cast<py::dict>();
-    } else {
-      LAKERUN_THROW(InvalidArgument, "nulls['", column, "']: ", std::string(py::repr(policy)),
-                    " is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
-    }
-  }
-}
 
 data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
   data::LoaderOptions o;
@@ -63,7 +46,7 @@ data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
   o.num_threads = a.num_threads;
   o.raw_bytes = a.raw_bytes;
   for (const auto& [column, settings] : a.images) o.images[column] = ImageOptionsFrom(column, settings);
-  for (const auto& [column, settings] : a.nulls) o.nulls[column] = NullPolicyFrom(column, settings);
+  o.nulls = a.nulls;
   for (const auto& [column, settings] : a.lists) o.lists[column] = ListPolicyFrom(column, settings);
   return o;
 }
@@ -187,7 +170,7 @@ void RegisterLoader(py::module_& m) {
              a.timestamp_ms = timestamp;
              if (raw_bytes) a.raw_bytes = std::move(*raw_bytes);
              if (images) a.images = std::move(*images);
-             if (nulls) SplitNulls(*nulls, &a);
+             if (nulls) NullsFrom(*nulls, &a.nulls, &a.projection.drop_null_rows);
              if (lists) a.lists = std::move(*lists);
              if (forms) {
                for (const auto& [column, settings] : *forms) {

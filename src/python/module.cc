@@ -10,5 +10,6 @@ PYBIND11_MODULE(_lakerun, m) {
   lakerun::python::RegisterErrors(m);
   lakerun::python::RegisterTable(m);
   lakerun::python::RegisterLoader(m);
+  lakerun::python::RegisterImport(m);
   lakerun::python::RegisterLaunch(m);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "lakerun/data/column_policy.h"
 #include "lakerun/data/row_source.h"
 #include "lakerun/data/table_source.h"
 #include "python/bindings.h"
@@ -30,6 +31,10 @@ class Table {
   py::list schema() const;
   /// The first n rows in table order: a tensor per fixed-width column, a list of bytes per binary column.
   py::dict Head(int64_t n) const;
+
+  /// Every row of `projection` in table order, as one batch of tensors (binary columns as raw bytes).
+  py::dict Scan(const Projection& projection, const std::map<std::string, data::NullPolicy>& nulls,
+                const std::map<std::string, data::ListPolicy>& lists);
 
   /// The source of `projection` (its columns, filter, forms and rows dropped for nulls). Loaders with the same
   /// projection share one source, so a new loader's first epoch decodes into memory an earlier loader already

@@ -59,6 +59,27 @@ py::list BinaryValues(const data::Batch& batch, const data::ColumnInfo& c) {
   return values;
 }
 
+// A result of no rows: an empty tensor per fixed-width column; per binary column an empty list, or (raw bytes)
+// uint8 [0] with its offsets int64 [1].
+py::dict NoRows(const data::RowSource& source, bool binary_as_raw_bytes) {
+  py::dict out;
+  for (const auto& c : source.columns()) {
+    if (c.type == data::ElementType::kBinary) {
+      if (!binary_as_raw_bytes) {
+        out[py::str(c.name)] = py::list();
+        continue;
+      }
+      out[py::str(c.name)] = at::empty({0}, at::TensorOptions().dtype(at::kByte));
+      out[py::str(c.name + data::kOffsetsSuffix)] = at::zeros({1}, at::TensorOptions().dtype(at::kLong));
+      continue;
+    }
+    std::vector<int64_t> shape{0};
+    shape.insert(shape.end(), c.shape.begin(), c.shape.end());
+    out[py::str(c.name)] = at::empty(shape, at::TensorOptions().dtype(ScalarTypeOf(c.type)));
+  }
+  return out;
+}
+
 }  // namespace
 
 Table::Table(std::string path, std::optional<int64_t> version, std::optional<int64_t> timestamp_ms)
@@ -90,19 +111,8 @@ py::list Table::schema() const {
 
 py::dict Table::Head(int64_t n) const {
   const int64_t rows = std::min<int64_t>(std::max<int64_t>(n, 0), static_cast<int64_t>(num_rows()));
+  if (rows == 0) return NoRows(*source_, /*binary_as_raw_bytes=*/false);
   py::dict out;
-  if (rows == 0) {
-    for (const auto& c : source_->columns()) {
-      if (c.type == data::ElementType::kBinary) {
-        out[py::str(c.name)] = py::list();
-        continue;
-      }
-      std::vector<int64_t> shape{0};
-      shape.insert(shape.end(), c.shape.begin(), c.shape.end());
-      out[py::str(c.name)] = at::empty(shape, at::TensorOptions().dtype(ScalarTypeOf(c.type)));
-    }
-    return out;
-  }
   data::LoaderOptions o;
   o.batch_size = rows;
   o.rank = 0;
@@ -125,6 +135,35 @@ py::dict Table::Head(int64_t n) const {
       out[py::str(c.name)] = batch->at(c.name);
     }
   }
+  return out;
+}
+
+py::dict Table::Scan(const Projection& projection, const std::map<std::string, data::NullPolicy>& nulls,
+                     const std::map<std::string, data::ListPolicy>& lists) {
+  std::shared_ptr<const data::RowSource> source;
+  {
+    py::gil_scoped_release release;
+    source = SourceFor(projection);
+  }
+  if (source->num_rows() == 0) return NoRows(*source, /*binary_as_raw_bytes=*/true);
+  data::LoaderOptions o;
+  o.batch_size = static_cast<int64_t>(source->num_rows());
+  o.rank = 0;
+  o.world_size = 1;
+  o.shuffle.enabled = false;
+  o.nulls = nulls;
+  o.lists = lists;
+  for (const auto& c : source->columns()) {
+    if (c.type == data::ElementType::kBinary) o.raw_bytes.push_back(c.name);
+  }
+  std::optional<data::Batch> batch;
+  {
+    py::gil_scoped_release release;
+    data::Loader loader(source, o);
+    batch = loader.Next();
+  }
+  py::dict out;
+  for (const auto& [name, tensor] : batch->tensors) out[py::str(name)] = tensor;
   return out;
 }
 
@@ -184,6 +223,31 @@ void RegisterTable(py::module_& m) {
       .def_property_readonly("schema", &Table::schema,
                              "[(name, type)] of every column, as the loader reads it: 'int64', 'uint8[784]', "
                              "'binary' (strings and bytes), 'list<float32>'.")
+      .def(
+          "scan",
+          [](Table& t, std::optional<std::vector<std::string>> columns, std::optional<std::string> filter,
+             std::optional<std::map<std::string, py::object>> nulls,
+             std::optional<std::map<std::string, py::dict>> lists,
+             std::optional<std::map<std::string, py::dict>> forms) {
+            Projection projection;
+            projection.columns = std::move(columns);
+            projection.filter = std::move(filter);
+            std::map<std::string, data::NullPolicy> null_policies;
+            if (nulls) NullsFrom(*nulls, &null_policies, &projection.drop_null_rows);
+            std::map<std::string, data::ListPolicy> list_policies;
+            for (const auto& [column, settings] : lists.value_or(std::map<std::string, py::dict>{})) {
+              list_policies[column] = ListPolicyFrom(column, settings);
+            }
+            for (const auto& [column, settings] : forms.value_or(std::map<std::string, py::dict>{})) {
+              projection.forms[column] = ColumnFormFrom(column, settings);
+            }
+            return t.Scan(projection, null_policies, list_policies);
+          },
+          py::arg("columns") = py::none(), py::arg("filter") = py::none(), py::arg("nulls") = py::none(),
+          py::arg("lists") = py::none(), py::arg("forms") = py::none(),
+          "Every row of `columns` (None: all) that passes `filter`, in table order, as {column: tensor}: binary "
+          "and string columns as raw bytes (uint8 [total bytes] and column + '.offsets', int64 [rows + 1]). "
+          "nulls, lists and forms as lakerun.Loader takes them. Holds the whole result in memory.")
       .def("head", &Table::Head, py::arg("n") = 5,
            "The first n rows in table order: {column: tensor} for fixed-width columns, {column: [bytes]} for "
            "binary and string columns. A null value raises lakerun.InvalidArgument naming the column.");
