@@ -80,6 +80,21 @@ py::dict NoRows(const data::RowSource& source, bool binary_as_raw_bytes) {
   return out;
 }
 
+// The first `rows` (> 0) rows of `source` in table order as one batch, binary columns as raw bytes; `o` gives the
+// other options (null and list policies, threads).
+data::Batch FirstRows(const std::shared_ptr<const data::RowSource>& source, int64_t rows, data::LoaderOptions o) {
+  o.batch_size = rows;
+  o.rank = 0;
+  o.world_size = 1;
+  o.shuffle.enabled = false;
+  for (const auto& c : source->columns()) {
+    if (c.type == data::ElementType::kBinary) o.raw_bytes.push_back(c.name);
+  }
+  py::gil_scoped_release release;
+  data::Loader loader(source, std::move(o));
+  return *loader.Next();
+}
+
 }  // namespace
 
 Table::Table(std::string path, std::optional<int64_t> version, std::optional<int64_t> timestamp_ms)
@@ -112,27 +127,15 @@ py::list Table::schema() const {
 py::dict Table::Head(int64_t n) const {
   const int64_t rows = std::min<int64_t>(std::max<int64_t>(n, 0), static_cast<int64_t>(num_rows()));
   if (rows == 0) return NoRows(*source_, /*binary_as_raw_bytes=*/false);
-  py::dict out;
   data::LoaderOptions o;
-  o.batch_size = rows;
-  o.rank = 0;
-  o.world_size = 1;
-  o.shuffle.enabled = false;
   o.num_threads = 0;
-  for (const auto& c : source_->columns()) {
-    if (c.type == data::ElementType::kBinary) o.raw_bytes.push_back(c.name);
-  }
-  std::optional<data::Batch> batch;
-  {
-    py::gil_scoped_release release;
-    data::Loader loader(source_, o);
-    batch = loader.Next();
-  }
+  const data::Batch batch = FirstRows(source_, rows, o);
+  py::dict out;
   for (const auto& c : source_->columns()) {
     if (c.type == data::ElementType::kBinary) {
-      out[py::str(c.name)] = BinaryValues(*batch, c);
+      out[py::str(c.name)] = BinaryValues(batch, c);
     } else {
-      out[py::str(c.name)] = batch->at(c.name);
+      out[py::str(c.name)] = batch.at(c.name);
     }
   }
   return out;
@@ -147,23 +150,11 @@ py::dict Table::Scan(const Projection& projection, const std::map<std::string, d
   }
   if (source->num_rows() == 0) return NoRows(*source, /*binary_as_raw_bytes=*/true);
   data::LoaderOptions o;
-  o.batch_size = static_cast<int64_t>(source->num_rows());
-  o.rank = 0;
-  o.world_size = 1;
-  o.shuffle.enabled = false;
   o.nulls = nulls;
   o.lists = lists;
-  for (const auto& c : source->columns()) {
-    if (c.type == data::ElementType::kBinary) o.raw_bytes.push_back(c.name);
-  }
-  std::optional<data::Batch> batch;
-  {
-    py::gil_scoped_release release;
-    data::Loader loader(source, o);
-    batch = loader.Next();
-  }
+  const data::Batch batch = FirstRows(source, static_cast<int64_t>(source->num_rows()), o);
   py::dict out;
-  for (const auto& [name, tensor] : batch->tensors) out[py::str(name)] = tensor;
+  for (const auto& [name, tensor] : batch.tensors) out[py::str(name)] = tensor;
   return out;
 }
 
