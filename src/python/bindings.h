@@ -48,15 +48,25 @@ struct Projection {
 data::ImageOptions ImageOptionsFrom(const std::string& column, const py::dict& settings);
 /// One column's nulls= settings ({"fill_value": 0.0, "emit_mask": True}) as a NullPolicy; errors as above.
 data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& settings);
-/// nulls={column: {settings} | "drop_row"}: the settings as NullPolicies, the "drop_row" columns to
-/// `drop_null_rows` (TableOptions); anything else is an InvalidArgument naming the column.
-void NullsFrom(const std::map<std::string, py::object>& nulls, std::map<std::string, data::NullPolicy>* policies,
-               std::vector<std::string>* drop_null_rows);
 /// One column's lists= settings ({"layout": "padded" | "flat", "pad_to": 0, "truncate": False, "pad_value": 0.0})
 /// as a ListPolicy; errors as above, and a layout outside the two names.
 data::ListPolicy ListPolicyFrom(const std::string& column, const py::dict& settings);
 /// One column's forms= settings ({"decimal": "float64" | "unscaled_int64", "timestamp": "us" | "ns"}) as a
 /// ColumnForm; errors as above.
 data::ColumnForm ColumnFormFrom(const std::string& column, const py::dict& settings);
+
+/// The column arguments lakerun.Loader and Table.scan share, parsed: what the table's source reads (columns,
+/// filter, forms, and nulls={c: "drop_row"}) and what the loader makes of nulls and lists.
+struct ColumnChoices {
+  Projection projection;
+  std::map<std::string, data::NullPolicy> nulls;
+  std::map<std::string, data::ListPolicy> lists;
+};
+/// columns, filter, nulls ({column: {settings} | "drop_row"}), lists and forms as Python passes them; errors as
+/// above, and a null policy that is neither a dict nor "drop_row" names its column.
+ColumnChoices ColumnChoicesFrom(std::optional<std::vector<std::string>> columns, std::optional<std::string> filter,
+                                const std::optional<std::map<std::string, py::object>>& nulls,
+                                const std::optional<std::map<std::string, py::dict>>& lists,
+                                const std::optional<std::map<std::string, py::dict>>& forms);
 
 }  // namespace lakerun::python

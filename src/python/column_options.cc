@@ -92,21 +92,33 @@ data::NullPolicy NullPolicyFrom(const std::string& column, const py::dict& setti
   return out;
 }
 
-void NullsFrom(const std::map<std::string, py::object>& nulls, std::map<std::string, data::NullPolicy>* policies,
-               std::vector<std::string>* drop_null_rows) {
-  for (const auto& [column, policy] : nulls) {
+ColumnChoices ColumnChoicesFrom(std::optional<std::vector<std::string>> columns, std::optional<std::string> filter,
+                                const std::optional<std::map<std::string, py::object>>& nulls,
+                                const std::optional<std::map<std::string, py::dict>>& lists,
+                                const std::optional<std::map<std::string, py::dict>>& forms) {
+  ColumnChoices out;
+  out.projection.columns = std::move(columns);
+  out.projection.filter = std::move(filter);
+  for (const auto& [column, settings] : forms.value_or(std::map<std::string, py::dict>{})) {
+    out.projection.forms[column] = ColumnFormFrom(column, settings);
+  }
+  for (const auto& [column, settings] : lists.value_or(std::map<std::string, py::dict>{})) {
+    out.lists[column] = ListPolicyFrom(column, settings);
+  }
+  for (const auto& [column, policy] : nulls.value_or(std::map<std::string, py::object>{})) {
     if (py::isinstance<py::str>(policy)) {
       const std::string name = policy.cast<std::string>();
       LAKERUN_CHECK(name == "drop_row", "nulls['", column, "']: '", name,
                     "' is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
-      drop_null_rows->push_back(column);
+      out.projection.drop_null_rows.push_back(column);
     } else if (py::isinstance<py::dict>(policy)) {
-      (*policies)[column] = NullPolicyFrom(column, policy.cast<py::dict>());
+      out.nulls[column] = NullPolicyFrom(column, policy.cast<py::dict>());
     } else {
       LAKERUN_THROW(InvalidArgument, "nulls['", column, "']: ", std::string(py::repr(policy)),
                     " is not a policy: give 'drop_row' or a dict of settings (fill_value, emit_mask)");
     }
   }
+  return out;
 }
 
 data::ListPolicy ListPolicyFrom(const std::string& column, const py::dict& settings) {

@@ -19,7 +19,7 @@ namespace {
 
 // The Python arguments of lakerun.Loader beyond the table (python/lakerun/__init__.py documents each).
 struct LoaderArgs {
-  Projection projection;  // columns, filter, forms, nulls' "drop_row"
+  ColumnChoices columns;  // columns, filter, nulls, lists, forms
   int64_t batch_size = 32;
   bool shuffle = true;
   uint64_t seed = 0;
@@ -29,8 +29,7 @@ struct LoaderArgs {
   std::optional<uint64_t> shuffle_block_size, shuffle_window_blocks;
   std::optional<int64_t> version, timestamp_ms;
   std::vector<std::string> raw_bytes;
-  std::map<std::string, py::dict> images, lists;  // per column: settings (column_options.cc)
-  std::map<std::string, data::NullPolicy> nulls;  // "drop_row" columns are in the projection
+  std::map<std::string, py::dict> images;  // per column: settings (column_options.cc)
 };
 
 data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
@@ -46,8 +45,8 @@ data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
   o.num_threads = a.num_threads;
   o.raw_bytes = a.raw_bytes;
   for (const auto& [column, settings] : a.images) o.images[column] = ImageOptionsFrom(column, settings);
-  o.nulls = a.nulls;
-  for (const auto& [column, settings] : a.lists) o.lists[column] = ListPolicyFrom(column, settings);
+  o.nulls = a.columns.nulls;
+  o.lists = a.columns.lists;
   return o;
 }
 
@@ -56,7 +55,7 @@ data::LoaderOptions MakeLoaderOptions(const LoaderArgs& a) {
 class Loader {
  public:
   Loader(const std::string& table, const LoaderArgs& a) {
-    data::TableOptions t = a.projection.ToTableOptions(a.version, a.timestamp_ms);
+    data::TableOptions t = a.columns.projection.ToTableOptions(a.version, a.timestamp_ms);
     data::LoaderOptions o = MakeLoaderOptions(a);
     py::gil_scoped_release release;
     t.rank = a.rank.value_or(-1);
@@ -67,7 +66,7 @@ class Loader {
   Loader(Table& table, const LoaderArgs& a) {
     data::LoaderOptions o = MakeLoaderOptions(a);
     py::gil_scoped_release release;
-    loader_ = std::make_unique<data::Loader>(table.SourceFor(a.projection), std::move(o));
+    loader_ = std::make_unique<data::Loader>(table.SourceFor(a.columns.projection), std::move(o));
   }
 
   // Iterating continues the current epoch from its position (a fresh or restored loader: from the state's
@@ -155,8 +154,7 @@ void RegisterLoader(py::module_& m) {
                        std::optional<std::map<std::string, py::dict>> lists,
                        std::optional<std::map<std::string, py::dict>> forms) {
              LoaderArgs a;
-             a.projection.columns = std::move(columns);
-             a.projection.filter = std::move(filter);
+             a.columns = ColumnChoicesFrom(std::move(columns), std::move(filter), nulls, lists, forms);
              a.batch_size = batch_size;
              a.shuffle = shuffle;
              a.seed = seed;
@@ -170,13 +168,6 @@ void RegisterLoader(py::module_& m) {
              a.timestamp_ms = timestamp;
              if (raw_bytes) a.raw_bytes = std::move(*raw_bytes);
              if (images) a.images = std::move(*images);
-             if (nulls) NullsFrom(*nulls, &a.nulls, &a.projection.drop_null_rows);
-             if (lists) a.lists = std::move(*lists);
-             if (forms) {
-               for (const auto& [column, settings] : *forms) {
-                 a.projection.forms[column] = ColumnFormFrom(column, settings);
-               }
-             }
              if (py::isinstance<Table>(table)) {
                auto& opened = table.cast<Table&>();
                if ((a.version && a.version != opened.version()) || a.timestamp_ms) {

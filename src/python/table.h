@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "lakerun/data/column_policy.h"
 #include "lakerun/data/row_source.h"
 #include "lakerun/data/table_source.h"
 #include "python/bindings.h"
@@ -33,8 +32,7 @@ class Table {
   py::dict Head(int64_t n) const;
 
   /// Every row of `projection` in table order, as one batch of tensors (binary columns as raw bytes).
-  py::dict Scan(const Projection& projection, const std::map<std::string, data::NullPolicy>& nulls,
-                const std::map<std::string, data::ListPolicy>& lists);
+  py::dict Scan(const ColumnChoices& choices);
 
   /// The source of `projection` (its columns, filter, forms and rows dropped for nulls). Loaders with the same
   /// projection share one source, so a new loader's first epoch decodes into memory an earlier loader already
@@ -46,7 +44,6 @@ class Table {
   static constexpr size_t kMaxProjections = 8;
 
   std::string path_;
-  data::TableOptions options_;  // the version pinned; the default projection
   std::shared_ptr<const data::RowSource> source_;
   std::optional<int64_t> version_;
   std::mutex mu_;

@@ -98,8 +98,9 @@ data::Batch FirstRows(const std::shared_ptr<const data::RowSource>& source, int6
 }  // namespace
 
 Table::Table(std::string path, std::optional<int64_t> version, std::optional<int64_t> timestamp_ms)
-    : path_(std::move(path)), options_(Projection{}.ToTableOptions(version, timestamp_ms)) {
+    : path_(std::move(path)) {
   py::gil_scoped_release release;
+  data::TableOptions options = Projection{}.ToTableOptions(version, timestamp_ms);
   if (delta::IsDeltaTable(path_)) {
     // Resolved before opening, so the version reported is the one read (a commit may land in between).
     delta::DeltaTable table(path_);
@@ -110,10 +111,10 @@ Table::Table(std::string path, std::optional<int64_t> version, std::optional<int
     } else {
       version_ = table.LatestVersion();
     }
-    options_.delta_version = version_;
-    options_.delta_timestamp_ms.reset();
+    options.delta_version = version_;
+    options.delta_timestamp_ms.reset();
   }
-  source_ = data::OpenTable(path_, options_);
+  source_ = data::OpenTable(path_, options);
 }
 
 uint64_t Table::num_rows() const { return source_->num_rows(); }
@@ -141,17 +142,16 @@ py::dict Table::Head(int64_t n) const {
   return out;
 }
 
-py::dict Table::Scan(const Projection& projection, const std::map<std::string, data::NullPolicy>& nulls,
-                     const std::map<std::string, data::ListPolicy>& lists) {
+py::dict Table::Scan(const ColumnChoices& choices) {
   std::shared_ptr<const data::RowSource> source;
   {
     py::gil_scoped_release release;
-    source = SourceFor(projection);
+    source = SourceFor(choices.projection);
   }
   if (source->num_rows() == 0) return NoRows(*source, /*binary_as_raw_bytes=*/true);
   data::LoaderOptions o;
-  o.nulls = nulls;
-  o.lists = lists;
+  o.nulls = choices.nulls;
+  o.lists = choices.lists;
   const data::Batch batch = FirstRows(source, static_cast<int64_t>(source->num_rows()), o);
   py::dict out;
   for (const auto& [name, tensor] : batch.tensors) out[py::str(name)] = tensor;
@@ -217,22 +217,10 @@ void RegisterTable(py::module_& m) {
       .def(
           "scan",
           [](Table& t, std::optional<std::vector<std::string>> columns, std::optional<std::string> filter,
-             std::optional<std::map<std::string, py::object>> nulls,
-             std::optional<std::map<std::string, py::dict>> lists,
-             std::optional<std::map<std::string, py::dict>> forms) {
-            Projection projection;
-            projection.columns = std::move(columns);
-            projection.filter = std::move(filter);
-            std::map<std::string, data::NullPolicy> null_policies;
-            if (nulls) NullsFrom(*nulls, &null_policies, &projection.drop_null_rows);
-            std::map<std::string, data::ListPolicy> list_policies;
-            for (const auto& [column, settings] : lists.value_or(std::map<std::string, py::dict>{})) {
-              list_policies[column] = ListPolicyFrom(column, settings);
-            }
-            for (const auto& [column, settings] : forms.value_or(std::map<std::string, py::dict>{})) {
-              projection.forms[column] = ColumnFormFrom(column, settings);
-            }
-            return t.Scan(projection, null_policies, list_policies);
+             const std::optional<std::map<std::string, py::object>>& nulls,
+             const std::optional<std::map<std::string, py::dict>>& lists,
+             const std::optional<std::map<std::string, py::dict>>& forms) {
+            return t.Scan(ColumnChoicesFrom(std::move(columns), std::move(filter), nulls, lists, forms));
           },
           py::arg("columns") = py::none(), py::arg("filter") = py::none(), py::arg("nulls") = py::none(),
           py::arg("lists") = py::none(), py::arg("forms") = py::none(),
